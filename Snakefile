@@ -1,0 +1,36 @@
+# blurbflow: BLURB benchmarking as one DAG. Rules are thin shell calls of the `blurbflow` CLI;
+# all logic lives in the package (src/blurbflow). See README.md and ../shared/DESIGN.md.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/model.smk"
+include: "workflow/rules/tokenize.smk"
+include: "workflow/rules/finetune.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        "results/report.html",
+        TABLE_FILES,
+    default_target: True
+
+
+rule data:
+    input:
+        expand("resources/data/{task}/stats.json", task=STUDY_TASKS),
+
+
+rule cells:
+    input:
+        CELL_RESULTS,

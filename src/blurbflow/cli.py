@@ -1,0 +1,181 @@
+"""`blurbflow` command line: one subcommand per workflow step. Snakemake rules call these;
+each imports only what it needs so that light steps start fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _generate(args) -> None:
+    from blurbflow.data.generate import generate_source
+
+    generate_source(args.source, Path(args.out), seed=args.seed)
+
+
+def _prepare(args) -> None:
+    from blurbflow.data.prepare import prepare_task
+
+    stats = prepare_task(args.task, Path(args.raw_root), Path(args.out))
+    print(json.dumps(stats, indent=2))
+
+
+def _build_model(args) -> None:
+    from blurbflow.models.build import build_demo_model
+
+    spec = json.loads(args.spec)
+    summary = build_demo_model(
+        [Path(p) for p in args.corpus],
+        Path(args.out),
+        hidden_size=spec.get("hidden_size", 64),
+        num_layers=spec.get("num_layers", 2),
+        pretrain_epochs=spec.get("pretrain_epochs", 1),
+    )
+    print(json.dumps(summary))
+
+
+def _tokenize(args) -> None:
+    from blurbflow.models.load import load_tokenizer
+    from blurbflow.tasks import get_task
+    from blurbflow.train.encode import encode_task
+
+    meta = encode_task(
+        get_task(args.task),
+        Path(args.data),
+        load_tokenizer(args.tokenizer),
+        args.max_length,
+        Path(args.out),
+    )
+    print(json.dumps(meta, indent=2))
+
+
+def _finetune(args) -> None:
+    from blurbflow.train.cell import train_cell
+
+    result = train_cell(
+        json.loads(args.options), Path(args.encoded), Path(args.data), Path(args.out)
+    )
+    print(
+        json.dumps(
+            {k: result[k] for k in ("status", "selected_epoch", "dev", "test", "wall_seconds")}
+        )
+    )
+
+
+def _expected_cells(config: dict) -> list[Path]:
+    from blurbflow.config import expand_cells
+
+    return [Path(path) / "result.json" for path in expand_cells(config)]
+
+
+def _aggregate(args) -> None:
+    from blurbflow.results.aggregate import load_cells, write_cells
+
+    frame = load_cells(_expected_cells(json.loads(args.config_json)))
+    write_cells(frame, Path(args.out))
+    print(frame["status"].value_counts().to_string())
+
+
+def _tables(args) -> None:
+    import pandas as pd
+
+    from blurbflow.results.tables import study_table, write_table
+
+    config = json.loads(args.config_json)
+    cells = pd.read_parquet(args.cells)
+    for name, study in config["studies"].items():
+        write_table(study_table(cells, name, _with_seed_list(study)), Path(args.out_dir) / name)
+
+
+def _with_seed_list(study: dict) -> dict:
+    from blurbflow.config import study_seeds
+
+    return {**study, "seeds": study_seeds(study)}
+
+
+def _report(args) -> None:
+    import pandas as pd
+
+    from blurbflow.report.provenance import collect_provenance
+    from blurbflow.report.render import render_report
+
+    config = json.loads(args.config_json)
+    cells = pd.read_parquet(args.cells)
+    studies = {name: _with_seed_list(study) for name, study in config["studies"].items()}
+    render_report(
+        cells, studies, Path(args.out), collect_provenance(config, args.config_hash, cells)
+    )
+    print(f"wrote {args.out}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="blurbflow", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("generate", help="write a synthetic raw source in its real format")
+    p.add_argument("--source", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_generate)
+
+    p = sub.add_parser("prepare", help="raw source files -> resources/data/{task}/*.parquet")
+    p.add_argument("--task", required=True)
+    p.add_argument("--raw-root", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_prepare)
+
+    p = sub.add_parser("build-model", help="build the demo's tokenizer and tiny BERT")
+    p.add_argument("--spec", required=True, help="the model's config entry as JSON")
+    p.add_argument("--out", required=True)
+    p.add_argument("corpus", nargs="+", help="prepared train.parquet files")
+    p.set_defaults(func=_build_model)
+
+    p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and length")
+    p.add_argument("--task", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--max-length", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_tokenize)
+
+    p = sub.add_parser("finetune", help="run one cell")
+    p.add_argument("--options", required=True, help="the cell's options as JSON")
+    p.add_argument("--encoded", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--out", required=True, help="result.json path")
+    p.set_defaults(func=_finetune)
+
+    for name, func, helptext in (
+        ("aggregate", _aggregate, "every cell's result.json -> cells.parquet"),
+        ("tables", _tables, "cells.parquet -> one table per study"),
+        ("report", _report, "cells.parquet -> report.html"),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--config-json", required=True)
+        p.set_defaults(func=func)
+        if name == "aggregate":
+            p.add_argument("--out", required=True)
+        else:
+            p.add_argument("--cells", required=True)
+        if name == "tables":
+            p.add_argument("--out-dir", required=True)
+        if name == "report":
+            p.add_argument("--config-hash", required=True)
+            p.add_argument("--out", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        print(f"blurbflow {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

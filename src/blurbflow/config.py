@@ -1,0 +1,183 @@
+"""Turn a validated config into cells: model × task × recipe × hparams × seed (DESIGN §2).
+
+Recipes are data: a recipe is `defaults` overlaid with its own keys (and those of the recipe
+it `extends`). `lr` and `batch_size` may be lists: their product is the hyperparameter grid.
+`epochs` may be a number or a mapping task → number (with `default`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+
+from blurbflow.tasks import TASKS
+
+# Gu et al. 2021 fine-tuning defaults (DESIGN §6); the config's `defaults` overrides them.
+GU_DEFAULTS = {
+    "epochs": 3,
+    "lr": 5e-5,
+    "batch_size": 32,
+    "warmup_ratio": 0.1,
+    "weight_decay": 0.01,
+    "dropout": 0.1,
+    "adam_bias_correction": True,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-8,
+    "max_grad_norm": 1.0,
+    "freeze_lower": 0,
+    "layerwise_lr_decay": None,
+    "reinit_top": 0,
+    "remove_top": 0,
+    "select": "best_dev",
+    "eval_batch_size": 64,
+}
+GRID_KEYS = ("lr", "batch_size")
+
+
+class ConfigError(ValueError):
+    """A config problem, reported with the key path that is wrong and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    task: str
+    recipe: str
+    hparams: str
+    seed: int
+    options: dict
+
+    @property
+    def path(self) -> str:
+        return (
+            f"results/cells/{self.model}/{self.task}/{self.recipe}/{self.hparams}/seed{self.seed}"
+        )
+
+
+def hparams_name(lr: float, batch_size: int) -> str:
+    return f"lr{lr:g}-bs{batch_size}"
+
+
+def _did_you_mean(name: str, known) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def resolve_recipe(config: dict, name: str, _seen: tuple = ()) -> dict:
+    """A recipe's own keys over the recipe it extends, over `defaults`, over Gu's defaults."""
+    recipes = config.get("recipes", {})
+    if name not in recipes:
+        raise ConfigError(
+            f"recipes: unknown recipe {name!r}{_did_you_mean(name, recipes)}; "
+            f"define it under `recipes:` or use one of {sorted(recipes)}"
+        )
+    if name in _seen:
+        raise ConfigError(f"recipes.{name}.extends: circular chain {' -> '.join(_seen + (name,))}")
+    recipe = dict(recipes[name] or {})
+    parent = recipe.pop("extends", None)
+    base = (
+        resolve_recipe(config, parent, _seen + (name,))
+        if parent
+        else {**GU_DEFAULTS, **config.get("defaults", {})}
+    )
+    return {**base, **recipe}
+
+
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _epochs_for(epochs, task: str, where: str) -> int:
+    if isinstance(epochs, dict):
+        if task in epochs:
+            return int(epochs[task])
+        if "default" in epochs:
+            return int(epochs["default"])
+        raise ConfigError(f"{where}.epochs: no entry for task {task!r} and no `default`")
+    return int(epochs)
+
+
+def cell_options(config: dict, model: str, task: str, recipe: str, lr, batch_size) -> dict:
+    """Every option a cell's result depends on; they become the rule's params (rerun trigger)."""
+    resolved = resolve_recipe(config, recipe)
+    spec = TASKS[task]
+    task_cfg = (config.get("tasks") or {}).get(task) or {}
+    options = {k: v for k, v in resolved.items() if k not in GRID_KEYS}
+    options.update(
+        model=model,
+        model_source=config["models"][model].get("path") or config["models"][model]["hub_id"],
+        task=task,
+        recipe=recipe,
+        lr=float(lr),
+        batch_size=int(batch_size),
+        hparams=hparams_name(lr, batch_size),
+        epochs=_epochs_for(resolved["epochs"], task, f"recipes.{recipe}"),
+        max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
+        code_version=str(config.get("code_version", "1")),
+    )
+    return options
+
+
+def study_seeds(study: dict) -> list[int]:
+    seeds = study["seeds"]
+    return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
+
+
+def check_names(config: dict) -> None:
+    """Fail on any study entry naming an unknown model, task or recipe."""
+    models, recipes = config.get("models", {}), config.get("recipes", {})
+    for name, study in config.get("studies", {}).items():
+        for key, known in (("models", models), ("tasks", TASKS), ("recipes", recipes)):
+            for item in study.get(key, []):
+                if item not in known:
+                    hint = _did_you_mean(item, known)
+                    raise ConfigError(
+                        f"studies.{name}.{key}: unknown {key[:-1]} {item!r}{hint}; "
+                        f"known: {', '.join(sorted(known))}"
+                    )
+        baseline = study.get("baseline")
+        if baseline is not None and baseline not in study.get("recipes", []):
+            raise ConfigError(
+                f"studies.{name}.baseline: {baseline!r} is not one of the study's recipes"
+            )
+    for name in recipes:
+        resolve_recipe(config, name)
+    for name in config.get("tasks") or {}:
+        if name not in TASKS:
+            raise ConfigError(f"tasks.{name}: unknown task{_did_you_mean(name, TASKS)}")
+
+
+def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Cell]:
+    """All cells of the selected studies (all by default), keyed by their output folder."""
+    check_names(config)
+    cells: dict[str, Cell] = {}
+    for name, study in config.get("studies", {}).items():
+        if studies is not None and name not in studies:
+            continue
+        for model, task, recipe in itertools.product(
+            study["models"], study["tasks"], study["recipes"]
+        ):
+            resolved = resolve_recipe(config, recipe)
+            for lr, bs in itertools.product(
+                _as_list(resolved["lr"]), _as_list(resolved["batch_size"])
+            ):
+                options = cell_options(config, model, task, recipe, lr, bs)
+                for seed in study_seeds(study):
+                    cell = Cell(
+                        model, task, recipe, hparams_name(lr, bs), seed, {**options, "seed": seed}
+                    )
+                    cells[cell.path] = cell
+    return cells
+
+
+def options_json(options: dict) -> str:
+    return json.dumps(options, sort_keys=True, separators=(",", ":"))
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]

@@ -1,0 +1,40 @@
+"""The BLURB score (DESIGN §7): macro average over task types, so the five NER datasets weigh
+as much as the single STS dataset."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from blurbflow.tasks.registry import TASK_TYPES, get_task
+
+BLURB_TYPES: tuple[str, ...] = TASK_TYPES  # ner, pico, re, sts, doccls, qa: the papers' order
+
+
+def types_present(tasks: Iterable[str]) -> list[str]:
+    """The task types of `tasks`, in BLURB order."""
+    present = {get_task(task).type for task in tasks}
+    return [t for t in BLURB_TYPES if t in present]
+
+
+def blurb_score(scores: Mapping[str, float]) -> float:
+    """Mean over the task types present of the mean of that type's task scores.
+
+    `scores` is keyed by task name. A NaN task score (a task without results) makes the BLURB
+    score NaN rather than silently averaging over fewer tasks.
+    """
+    by_type: dict[str, list[float]] = {}
+    for task, score in scores.items():
+        by_type.setdefault(get_task(task).type, []).append(float(score))
+    if not by_type:
+        return math.nan
+    type_means = [sum(values) / len(values) for values in by_type.values()]
+    return sum(type_means) / len(type_means)
+
+
+def blurb_label(tasks: Iterable[str]) -> str:
+    """'BLURB' when every task type is present, else e.g. 'BLURB (ner, re)'."""
+    present = types_present(tasks)
+    if len(present) == len(BLURB_TYPES):
+        return "BLURB"
+    return f"BLURB ({', '.join(present)})"

@@ -1,0 +1,1 @@
+"""Model registry support: loading checkpoints safely, layer surgery for recipes, demo model."""

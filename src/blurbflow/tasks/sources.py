@@ -1,0 +1,106 @@
+"""Raw sources: where each dataset comes from and how its files lie once fetched.
+
+`resources/raw/{source}/` holds a source's files as they are after download and archive
+extraction (the archive's own member paths). Parsers read only from there, so generated demo
+data, the loopback mirror and the original hosts all look the same to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CRICHTON = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/master/data"
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    urls: tuple[str, ...]  # original URLs; each is fetched into resources/raw/{name}/
+    archive: bool = False  # extract each fetched file into the source folder
+    manual: str | None = None  # manual download: where to get it (BioASQ needs registration)
+
+
+def _ner(name: str, folder: str) -> Source:
+    return Source(
+        name, tuple(f"{CRICHTON}/{folder}/{split}.tsv" for split in ("train", "devel", "test"))
+    )
+
+
+SOURCES: dict[str, Source] = {
+    s.name: s
+    for s in [
+        _ner("bc5chem", "BC5CDR-chem-IOB"),
+        _ner("bc5disease", "BC5CDR-disease-IOB"),
+        _ner("ncbidisease", "NCBI-disease-IOB"),
+        _ner("bc2gm", "BC2GM-IOB"),
+        _ner("jnlpba", "JNLPBA"),
+        Source(
+            "ebmnlp",
+            ("https://github.com/bepnye/EBM-NLP/raw/master/ebm_nlp_2_00.tar.gz",),
+            archive=True,
+        ),
+        Source(
+            "chemprot",
+            (
+                "https://biocreative.bioinformatics.udel.edu/media/store/files/2017/ChemProt_Corpus.zip",
+            ),
+            archive=True,
+        ),
+        Source(
+            "ddi",
+            (
+                "https://github.com/zhangyijia1979/hierarchical-RNNs-model-for-DDI-extraction/raw/master/"
+                "DDIextraction2013/DDIextraction_2013.tar.gz",
+            ),
+            archive=True,
+        ),
+        Source(
+            "gad",
+            ("https://huggingface.co/datasets/bigbio/gad/resolve/main/data/REdata.zip",),
+            archive=True,
+        ),
+        Source(
+            "biosses",
+            (
+                "https://huggingface.co/datasets/bigscience-biomedical/biosses/raw/main/"
+                "annotation_pairs_scores.tsv",
+            ),
+        ),
+        Source(
+            "hoc",
+            ("https://github.com/sb895/Hallmarks-of-Cancer/archive/refs/heads/master.zip",),
+            archive=True,
+        ),
+        Source(
+            "pubmedqa",
+            (
+                "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json",
+                "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/test_ground_truth.json",
+            ),
+        ),
+        Source(
+            "blurb-index",
+            ("https://microsoft.github.io/BLURB/sample_code/data_generation.tar.gz",),
+            archive=True,
+        ),
+        Source(
+            "bioasq",
+            (),
+            manual=(
+                "BioASQ 7b needs a free registration at "
+                "http://participants-area.bioasq.org/datasets/ : "
+                "download BioASQ-training7b.zip and Task7BGoldenEnriched.zip"
+            ),
+        ),
+    ]
+}
+
+# Where each source's files lie inside resources/raw/{source}/ (members the parsers read).
+LAYOUT = {
+    "ner": ("train.tsv", "devel.tsv", "test.tsv"),
+    "gad": "GAD/{fold}/{split}.tsv",  # split in train|test, fold 1..10
+    "biosses": "annotation_pairs_scores.tsv",
+    "hoc": "Hallmarks-of-Cancer-master/{text,labels}/{PMID}.txt",
+    "pubmedqa": ("ori_pqal.json", "test_ground_truth.json"),
+    "blurb-index": "data_generation/indexing/{DDI,HoC,ebmnlp,BioASQ}/...",
+}

@@ -1,0 +1,1 @@
+"""Fine-tuning cells: encoding, batching, optimisation and the cell loop."""

@@ -1,0 +1,47 @@
+# Shared state: the validated config expanded into cells, and lookups the rules use.
+import json
+
+from blurbflow.config import ConfigError, check_names, config_hash, expand_cells, options_json
+from blurbflow.tasks import TASKS
+
+try:
+    check_names(config)
+    CELLS = expand_cells(config)
+except ConfigError as err:
+    raise WorkflowError(f"Invalid configuration: {err}") from None
+
+STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
+CELL_RESULTS = [f"{path}/result.json" for path in CELLS]
+TABLE_FILES = expand("results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md"])
+DATA_SOURCE = config.get("data", {}).get("source", "download")
+# The whole config as one param: aggregation re-runs when any study definition changes.
+CONFIG_JSON = json.dumps(config, sort_keys=True, default=str)
+CONFIG_HASH = config_hash(config)
+
+
+wildcard_constraints:
+    model="[^/]+",
+    task="[^/]+",
+    recipe="[^/]+",
+    hparams="[^/]+",
+    seed=r"\d+",
+    max_length=r"\d+",
+
+
+def cell_of(wildcards):
+    key = (
+        f"results/cells/{wildcards.model}/{wildcards.task}/{wildcards.recipe}/"
+        f"{wildcards.hparams}/seed{wildcards.seed}"
+    )
+    return CELLS[key]
+
+
+def model_inputs(model):
+    """A model built by the pipeline is a file dependency; hub models are fetched by `prefetch`."""
+    spec = config["models"][model]
+    return [spec["path"]] if spec.get("build") else []
+
+
+def model_source(model):
+    spec = config["models"][model]
+    return spec.get("path") or spec["hub_id"]

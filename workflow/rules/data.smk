@@ -1,0 +1,29 @@
+# Raw sources → prepared parquet in the uniform schema (DESIGN §4).
+
+
+if DATA_SOURCE == "generated":
+
+    rule generate_raw:
+        output:
+            directory("resources/raw/{source}"),
+        params:
+            seed=config.get("data", {}).get("generated_seed", 0),
+        log:
+            "results/logs/raw/{source}.log",
+        shell:
+            "blurbflow generate --source {wildcards.source} --seed {params.seed} "
+            "--out {output} > {log} 2>&1"
+
+
+rule prepare:
+    input:
+        lambda wildcards: [f"resources/raw/{s}" for s in TASKS[wildcards.task].sources],
+    output:
+        multiext(
+            "resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"
+        ),
+    log:
+        "results/logs/prepare/{task}.log",
+    shell:
+        "blurbflow prepare --task {wildcards.task} --raw-root resources/raw "
+        "--out resources/data/{wildcards.task} > {log} 2>&1"

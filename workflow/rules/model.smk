@@ -1,0 +1,19 @@
+# Models the pipeline builds itself (the demo's tiny in-domain BERT); hub models need no rule.
+
+
+def corpus_files(wildcards):
+    return expand("resources/data/{task}/train.parquet", task=STUDY_TASKS)
+
+
+rule build_demo_model:
+    input:
+        corpus_files,
+    output:
+        directory("resources/models/{model}"),
+    params:
+        spec=lambda wildcards: json.dumps(config["models"][wildcards.model], sort_keys=True),
+    threads: 2
+    log:
+        "results/logs/models/{model}.log",
+    shell:
+        "blurbflow build-model --spec {params.spec:q} --out {output} {input} > {log} 2>&1"
