@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
+# Rules call the `blurbflow` entry point: put the venv first on PATH for snakemake and pytest.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: setup demo test lint clean
 

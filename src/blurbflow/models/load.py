@@ -48,6 +48,9 @@ def load_for_task(source: str, spec: TaskSpec, dropout: float = 0.1):
             config_kwargs["problem_type"] = "multi_label_classification"
         elif spec.type not in ("ner", "pico"):
             config_kwargs["problem_type"] = "single_label_classification"
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # the "newly initialised head" report is expected here
     config = AutoConfig.from_pretrained(source, trust_remote_code=False, **config_kwargs)
     auto = (
         AutoModelForTokenClassification

@@ -3,6 +3,7 @@ to view it — built only from the cells frame, the studies and the provenance."
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -88,6 +89,20 @@ def _table_view(table: pd.DataFrame) -> dict:
             ],
         })
     return {"corner": table.index.name or "", "columns": labels, "rows": rows}
+
+
+def _blurb_summary(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """(where, 'mean (std)') of every BLURB entry: a BLURB row or BLURB columns."""
+    pairs = []
+    for row in table.index:
+        for label in column_labels(table):
+            is_blurb = row in table.attrs.get("blurb_rows", []) or label.startswith("BLURB")
+            if not is_blurb:
+                continue
+            cell = table.loc[row, label]
+            where = label if row.startswith("BLURB") else f"{row} / {label}"
+            pairs.append((where, format_entry(cell["mean"], cell["std"], int(cell["n"]))))
+    return pairs
 
 
 def _all_study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
@@ -190,10 +205,9 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     table = study_table(cells, name, study)
     everything = _all_study_cells(cells, study)
     tests = baseline_tests(cells, study)
-    blurb = [r for r in _table_view(table)["rows"] if r["blurb"]]
     return {
         "name": name, "title": study.get("title", name), "baseline": study.get("baseline"),
-        "table": _table_view(table), "blurb": blurb[0] if blurb else None,
+        "table": _table_view(table), "blurb": _blurb_summary(table),
         "counts": status_counts(everything), "health": _recipe_health(everything, study),
         "gpu_hours": float(everything["gpu_hours"].sum()),
         "seed_sections": _seed_sections(study_cells(cells, study), study),
@@ -214,13 +228,19 @@ def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
         values = sorted({str(v) for v in cells[column].dropna()})
         return ", ".join(values) if values else "–"
 
+    versions: dict[str, set[str]] = {}
+    for text in cells["versions"].dropna():
+        parsed = json.loads(text)
+        for package, version in (parsed if isinstance(parsed, dict) else {}).items():
+            versions.setdefault(package, set()).add(str(version))
     started, finished = cells["started"].dropna(), cells["finished"].dropna()
     return [
         ("first cell started", str(started.min()) if len(started) else "–"),
         ("last cell finished", str(finished.max()) if len(finished) else "–"),
         ("devices", distinct("device")),
         ("git commits", distinct("git_commit")),
-        ("package versions", distinct("versions")),
+        *((f"cells' {package}", ", ".join(sorted(found)))
+          for package, found in sorted(versions.items())),
     ]
 
 

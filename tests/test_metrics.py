@@ -1,0 +1,149 @@
+import math
+
+import pytest
+from scipy.stats import pearsonr
+from seqeval.metrics import f1_score as seqeval_f1
+from sklearn.metrics import accuracy_score, f1_score
+
+from blurbflow.metrics import (
+    BLURB_TYPES,
+    METRICS,
+    blurb_label,
+    blurb_score,
+    chance_baseline,
+    compute_metric,
+    entity_f1,
+    hoc_micro_f1,
+    micro_f1,
+    pearson,
+    pico_macro_f1,
+    positive_f1,
+)
+from blurbflow.tasks import TASKS, get_task
+
+
+def test_every_registry_metric_is_implemented():
+    assert {spec.metric for spec in TASKS.values()} <= set(METRICS)
+    assert BLURB_TYPES == ("ner", "pico", "re", "sts", "doccls", "qa")
+
+
+def test_entity_f1_two_gold_entities_one_found():
+    gold = [["B", "I", "O", "B"]]
+    pred = [["B", "I", "O", "O"]]
+    # precision 1/1, recall 1/2 -> F1 = 2/3
+    assert entity_f1(gold, pred) == pytest.approx(200 / 3)
+    assert entity_f1(gold, pred) == pytest.approx(100 * seqeval_f1(gold, pred))
+
+
+def test_entity_f1_conlleval_semantics_and_boundaries():
+    gold = [["B", "I", "O"], ["O", "B", "O"]]
+    # an I after O starts an entity (conlleval); a wrong boundary is both an FP and an FN
+    pred = [["I", "I", "O"], ["O", "B", "I"]]
+    assert entity_f1(gold, pred) == pytest.approx(50.0)
+    assert entity_f1(gold, pred) == pytest.approx(100 * seqeval_f1(gold, pred))
+    assert entity_f1([["O", "O"]], [["O", "O"]]) == 0.0
+    with pytest.raises(ValueError, match="sentence 0"):
+        entity_f1([["O", "O"]], [["O"]])
+
+
+def test_pico_macro_f1_excludes_o_and_matches_sklearn():
+    gold = ["I-PAR", "I-PAR", "O", "I-INT", "I-OUT", "O"]
+    pred = ["I-PAR", "O", "O", "I-INT", "I-PAR", "I-OUT"]
+    # PAR: tp1 fp1 fn1 -> 0.5; INT: 1.0; OUT: tp0 -> 0  => macro 50
+    assert pico_macro_f1(gold, pred) == pytest.approx(50.0)
+    expected = f1_score(gold, pred, labels=["I-PAR", "I-INT", "I-OUT"], average="macro")
+    assert pico_macro_f1(gold, pred) == pytest.approx(100 * expected)
+    # per-sentence input is flattened
+    assert pico_macro_f1([gold[:3], gold[3:]], [pred[:3], pred[3:]]) == pytest.approx(50.0)
+
+
+def test_micro_f1_excludes_negative_label():
+    gold = ["CPR:3", "CPR:4", "false", "false", "CPR:9"]
+    pred = ["CPR:3", "CPR:9", "CPR:4", "false", "false"]
+    # tp1, fp2 (CPR:9 on CPR:4, CPR:4 on false), fn2 -> 2/(2+2+2) = 1/3
+    assert micro_f1(gold, pred, negative_label="false") == pytest.approx(100 / 3)
+    expected = f1_score(gold, pred, labels=["CPR:3", "CPR:4", "CPR:9"], average="micro")
+    assert micro_f1(gold, pred, negative_label="false") == pytest.approx(100 * expected)
+    assert compute_metric(get_task("chemprot"), gold, pred) == pytest.approx(100 / 3)
+
+
+def test_positive_f1_and_gad_dispatch():
+    gold = ["1", "1", "0", "0", "1"]
+    pred = ["1", "0", "1", "0", "1"]
+    expected = f1_score(gold, pred, pos_label="1")
+    assert positive_f1(gold, pred) == pytest.approx(100 * expected)  # 2/3
+    assert compute_metric(get_task("gad"), gold, pred) == pytest.approx(200 / 3)
+
+
+def test_pearson_against_scipy_and_constant_prediction():
+    gold = [0.0, 1.0, 2.5, 3.0, 4.0]
+    pred = [0.2, 1.1, 2.0, 3.5, 3.9]
+    assert pearson(gold, pred) == pytest.approx(100 * pearsonr(gold, pred).statistic)
+    assert pearson(gold, [2.0] * 5) == 0.0
+
+
+def test_hoc_micro_f1_pools_cells_over_abstracts():
+    gold = [["a", "b"], [], ["c"]]
+    pred = [["a"], ["b"], ["c", "d"]]
+    # tp: a, c = 2; fp: b, d = 2; fn: b = 1 -> 4/(4+2+1) = 4/7
+    assert hoc_micro_f1(gold, pred) == pytest.approx(400 / 7)
+    labels = ["a", "b", "c", "d"]
+    onehot = [[int(label in row) for label in labels] for row in gold]
+    pred_onehot = [[int(label in row) for label in labels] for row in pred]
+    assert hoc_micro_f1(gold, pred) == pytest.approx(
+        100 * f1_score(onehot, pred_onehot, average="micro")
+    )
+    # restricting to the scored labels drops "d": tp 2, fp 1, fn 1 -> 2/3
+    assert hoc_micro_f1(gold, pred, labels=["a", "b", "c"]) == pytest.approx(200 / 3)
+
+
+def test_accuracy():
+    gold, pred = ["yes", "no", "maybe", "yes"], ["yes", "no", "no", "no"]
+    assert compute_metric(get_task("pubmedqa"), gold, pred) == pytest.approx(
+        100 * accuracy_score(gold, pred)
+    )
+
+
+def test_length_mismatch_is_an_error():
+    with pytest.raises(ValueError):
+        micro_f1(["a"], ["a", "b"])
+
+
+def test_chance_baselines():
+    assert chance_baseline(get_task("bc5chem"), [], [["B", "I", "O"]]) == 0.0
+    assert chance_baseline(get_task("ebmpico"), [], ["I-PAR", "O"]) == 0.0
+    assert chance_baseline(get_task("biosses"), [1.0, 2.0], [1.0, 3.0]) == 0.0
+    # accuracy: the train majority ("yes"), scored on eval
+    qa = get_task("pubmedqa")
+    assert chance_baseline(qa, ["yes", "yes", "no"], ["yes", "no", "maybe", "no"]) == 25.0
+    # RE: the negative majority scores 0 unless a positive label alone does better
+    chemprot = get_task("chemprot")
+    assert chance_baseline(chemprot, ["false"] * 9 + ["CPR:4"], ["false", "CPR:4"]) == (
+        pytest.approx(100 * 2 / 3)
+    )
+    # GAD: always "1" beats the "0" majority; int labels are accepted
+    gad = get_task("gad")
+    eval_gold = ["1", "0", "0", "1"]
+    assert chance_baseline(gad, [0, 0, 0, 1], eval_gold) == pytest.approx(
+        100 * f1_score(eval_gold, ["1"] * 4, pos_label="1")
+    )
+
+
+def test_chance_baseline_hoc_best_constant_label_set():
+    hoc = get_task("hoc")
+    label = hoc.labels[0]
+    train = [[label], [label], [], [hoc.labels[1]]]
+    eval_gold = [[label], [], [label, hoc.labels[2]]]
+    # predicting {label} everywhere: tp 2, fp 1, fn 1 -> 2/3
+    assert chance_baseline(hoc, train, eval_gold) == pytest.approx(200 / 3)
+
+
+def test_blurb_score_macro_over_types():
+    scores = {"bc5chem": 90.0, "ncbidisease": 80.0, "chemprot": 70.0, "ddi": 80.0, "gad": 90.0,
+              "biosses": 60.0}
+    # ner 85, re 80, sts 60 -> 75
+    assert blurb_score(scores) == pytest.approx(75.0)
+    assert blurb_label(scores) == "BLURB (ner, re, sts)"
+    assert blurb_label(TASKS) == "BLURB"
+    assert math.isnan(blurb_score({}))
+    assert math.isnan(blurb_score({"bc5chem": math.nan, "biosses": 60.0}))

@@ -1,0 +1,82 @@
+import re
+
+from blurbflow.report import render_report
+from blurbflow.results.aggregate import load_cells
+from tests.test_results import cell_path, write_result
+
+STUDIES = {
+    "recipes": {
+        "title": "Recipes & stability",
+        "models": ["pubmedbert"],
+        "tasks": ["bc5chem", "biosses"],
+        "recipes": ["standard", "llrd"],
+        "seeds": [1, 2],
+        "baseline": "standard",
+        "table": {"rows": "task", "columns": ["recipe"]},
+    }
+}
+SCORES = {
+    ("bc5chem", "standard"): [91.25, 92.75], ("bc5chem", "llrd"): [93.5, 94.5],
+    ("biosses", "standard"): [71.0, 81.0], ("biosses", "llrd"): [88.0],
+}
+
+
+def make_cells(root):
+    paths = []
+    for (task, recipe), values in SCORES.items():
+        for seed, value in enumerate(values, start=1):
+            paths.append(write_result(root, "pubmedbert", task, recipe, "lr3e-5", seed, 50.0, value))
+    paths.append(write_result(
+        root, "pubmedbert", "biosses", "llrd", "lr3e-5", 2, None, None, status="failed",
+        error="CUDA <out of memory> & friends",
+    ))
+    paths.append(cell_path(root, "pubmedbert", "bc5chem", "llrd", "lr5e-5", 1))  # missing
+    return load_cells(paths)
+
+
+def render(tmp_path):
+    out = tmp_path / "report" / "report.html"
+    provenance = {
+        "config_hash": "cafe1234", "git_commit": "abc123",
+        "versions": {"torch": "2.13.0", "transformers": "5.23.0"}, "date": "2025-01-02",
+    }
+    render_report(make_cells(tmp_path), STUDIES, out, provenance)
+    return out.read_text(encoding="utf-8")
+
+
+def test_report_has_tables_seeds_and_provenance(tmp_path):
+    html = render(tmp_path)
+    assert html.startswith("<!DOCTYPE html>")
+    assert "Recipes &amp; stability" in html
+    assert "92.0 (1.1)" in html  # bc5chem standard: mean 92.0, std 1.06
+    assert "94.0 (0.7)" in html
+    assert "BLURB (ner, sts)" in html
+    for value in ("91.2", "92.8", "93.5", "94.5", "71.0", "81.0", "88.0"):  # every seed
+        assert value in html
+    assert "<svg" in html and "<circle" in html
+    assert "cafe1234" in html and "versions.torch" in html and "2.13.0" in html
+    assert re.search(r">\s*1\s*</b>\s*failed", html) and re.search(r">\s*1\s*</b>\s*missing", html)
+
+
+def test_report_is_offline(tmp_path):
+    html = render(tmp_path)
+    assert "http://" not in html and "https://" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", html)  # only in-page anchors
+
+
+def test_report_escapes_error_text(tmp_path):
+    html = render(tmp_path)
+    assert "CUDA &lt;out of memory&gt; &amp; friends" in html
+    assert "<out of memory>" not in html
+
+
+def test_report_is_written_atomically(tmp_path):
+    render(tmp_path)
+    assert [p.name for p in (tmp_path / "report").iterdir()] == ["report.html"]
+
+
+def test_report_with_no_cells(tmp_path):
+    empty = load_cells([])
+    out = tmp_path / "report.html"
+    render_report(empty, STUDIES, out, {})
+    assert "None: every cell finished ok." in out.read_text()
