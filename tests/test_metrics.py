@@ -117,6 +117,7 @@ def test_chance_baselines():
     qa = get_task("pubmedqa")
     assert chance_baseline(qa, ["yes", "yes", "no"], ["yes", "no", "maybe", "no"]) == 25.0
     # RE: the negative majority scores 0 unless a positive label alone does better
+    assert chance_baseline(get_task("ddi"), ["DDI-false"] * 3, ["DDI-false", "DDI-int"]) == 0.0
     chemprot = get_task("chemprot")
     assert chance_baseline(chemprot, ["false"] * 9 + ["CPR:4"], ["false", "CPR:4"]) == (
         pytest.approx(100 * 2 / 3)

@@ -1,8 +1,27 @@
+import json
 import re
 
 from blurbflow.report import render_report
 from blurbflow.results.aggregate import load_cells
-from tests.test_results import cell_path, write_result
+
+
+def cell_path(root, model, task, recipe, hparams, seed):
+    return root / "cells" / model / task / recipe / hparams / f"seed{seed}" / "result.json"
+
+
+def write_result(root, model, task, recipe, hparams, seed, test, status="ok", error=None):
+    path = cell_path(root, model, task, recipe, hparams, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "cell": {"model": model, "task": task, "recipe": recipe, "hparams": hparams, "seed": seed},
+        "status": status, "error": error, "epochs": [], "selected_epoch": 1,
+        "dev": 50.0 if test is not None else None, "test": test,
+        "chance_dev": 0.0, "chance_test": 0.0, "wall_seconds": 60.0, "gpu_hours": 0.5,
+        "peak_memory_mb": 900.0, "device": "NVIDIA H100", "versions": {"torch": "2.13.0"},
+        "git_commit": "abc123", "started": "2025-01-01T00:00:00",
+        "finished": "2025-01-01T00:01:00",
+    }))
+    return path
 
 STUDIES = {
     "recipes": {
@@ -25,9 +44,9 @@ def make_cells(root):
     paths = []
     for (task, recipe), values in SCORES.items():
         for seed, value in enumerate(values, start=1):
-            paths.append(write_result(root, "pubmedbert", task, recipe, "lr3e-5", seed, 50.0, value))
+            paths.append(write_result(root, "pubmedbert", task, recipe, "lr3e-5", seed, value))
     paths.append(write_result(
-        root, "pubmedbert", "biosses", "llrd", "lr3e-5", 2, None, None, status="failed",
+        root, "pubmedbert", "biosses", "llrd", "lr3e-5", 2, None, status="failed",
         error="CUDA <out of memory> & friends",
     ))
     paths.append(cell_path(root, "pubmedbert", "bc5chem", "llrd", "lr5e-5", 1))  # missing
@@ -54,6 +73,7 @@ def test_report_has_tables_seeds_and_provenance(tmp_path):
     for value in ("91.2", "92.8", "93.5", "94.5", "71.0", "81.0", "88.0"):  # every seed
         assert value in html
     assert "<svg" in html and "<circle" in html
+    assert "NVIDIA H100" in html  # device read off the cells
     assert "cafe1234" in html and "versions.torch" in html and "2.13.0" in html
     assert re.search(r">\s*1\s*</b>\s*failed", html) and re.search(r">\s*1\s*</b>\s*missing", html)
 

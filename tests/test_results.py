@@ -16,7 +16,8 @@ from blurbflow.results.tables import (
 
 
 def cell_path(root, model, task, recipe, hparams, seed):
-    return root / "results" / "cells" / model / task / recipe / hparams / f"seed{seed}" / "result.json"
+    cell = root / "results" / "cells" / model / task / recipe / hparams
+    return cell / f"seed{seed}" / "result.json"
 
 
 def write_result(root, model, task, recipe, hparams, seed, dev, test, status="ok", **extra):
@@ -217,3 +218,9 @@ def test_baseline_tests_against_welch():
         ttest_ind([85, 88, 91], [60, 70, 80], equal_var=False).pvalue
     )
     assert math.isnan(tests.loc["ncbidisease", "p_value"])  # one llrd seed
+
+
+def test_unreadable_path_is_kept_as_a_row(tmp_path):
+    frame = load_cells([tmp_path / "elsewhere" / "result.json"])
+    assert list(frame["status"]) == ["missing"] and frame.loc[0, "model"] is None
+    assert len(select_hparams(frame)) == 1

@@ -142,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("finetune", help="run one cell")
     p.add_argument("--options", required=True, help="the cell's options as JSON")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     p.add_argument("--encoded", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True, help="result.json path")

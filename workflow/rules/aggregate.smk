@@ -10,6 +10,8 @@ rule aggregate:
         config=CONFIG_JSON,
     log:
         "results/logs/aggregate.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow aggregate --config-json {params.config:q} --out {output} > {log} 2>&1"
 
@@ -23,6 +25,8 @@ rule tables:
         config=CONFIG_JSON,
     log:
         "results/logs/tables.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow tables --config-json {params.config:q} --cells {input} "
         "--out-dir results/tables > {log} 2>&1"

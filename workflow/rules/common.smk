@@ -42,6 +42,20 @@ def model_inputs(model):
     return [spec["path"]] if spec.get("build") else []
 
 
+def corpus_files(wildcards):
+    """The demo model's pre-training corpus: every study task's training set."""
+    return expand("resources/data/{task}/train.parquet", task=STUDY_TASKS)
+
+
+def tokenized_dir(wildcards):
+    cell = cell_of(wildcards)
+    return f"resources/tokenized/{cell.model}/{cell.task}/L{cell.options['max_length']}"
+
+
 def model_source(model):
     spec = config["models"][model]
     return spec.get("path") or spec["hub_id"]
+
+
+# Software of every rule (used with --software-deployment-method conda).
+BLURBFLOW_ENV = "../../envs/blurbflow.yaml"

@@ -10,6 +10,8 @@ if DATA_SOURCE == "generated":
             seed=config.get("data", {}).get("generated_seed", 0),
         log:
             "results/logs/raw/{source}.log",
+        conda:
+            BLURBFLOW_ENV
         shell:
             "blurbflow generate --source {wildcards.source} --seed {params.seed} "
             "--out {output} > {log} 2>&1"
@@ -24,6 +26,8 @@ rule prepare:
         ),
     log:
         "results/logs/prepare/{task}.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow prepare --task {wildcards.task} --raw-root resources/raw "
         "--out resources/data/{wildcards.task} > {log} 2>&1"

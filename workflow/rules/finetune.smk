@@ -2,13 +2,6 @@
 # cells whose options changed; library edits alone re-queue nothing (bump `code_version`).
 
 
-def tokenized_dir(wildcards):
-    cell = cell_of(wildcards)
-    return (
-        f"resources/tokenized/{cell.model}/{cell.task}/L{cell.options['max_length']}"
-    )
-
-
 rule finetune:
     input:
         encoded=tokenized_dir,
@@ -22,6 +15,8 @@ rule finetune:
     log:
         "results/logs/cells/{model}/{task}/{recipe}/{hparams}/seed{seed}.log",
     threads: 1
+    conda:
+        BLURBFLOW_ENV
     shell:
-        "blurbflow finetune --options {params.options:q} --encoded {input.encoded} "
+        "blurbflow finetune --threads {threads} --options {params.options:q} --encoded {input.encoded} "
         "--data resources/data/{wildcards.task} --out {output.result} > {log} 2>&1"

@@ -1,10 +1,6 @@
 # Models the pipeline builds itself (the demo's tiny in-domain BERT); hub models need no rule.
 
 
-def corpus_files(wildcards):
-    return expand("resources/data/{task}/train.parquet", task=STUDY_TASKS)
-
-
 rule build_demo_model:
     input:
         corpus_files,
@@ -15,5 +11,7 @@ rule build_demo_model:
     threads: 2
     log:
         "results/logs/models/{model}.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow build-model --spec {params.spec:q} --out {output} {input} > {log} 2>&1"

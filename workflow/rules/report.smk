@@ -12,6 +12,8 @@ rule report:
         config_hash=CONFIG_HASH,
     log:
         "results/logs/report.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow report --config-json {params.config:q} --config-hash {params.config_hash} "
         "--cells {input.cells} --out {output} > {log} 2>&1"

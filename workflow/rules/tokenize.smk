@@ -11,6 +11,8 @@ rule tokenize:
         tokenizer=lambda wildcards: model_source(wildcards.model),
     log:
         "results/logs/tokenize/{model}/{task}/L{max_length}.log",
+    conda:
+        BLURBFLOW_ENV
     shell:
         "blurbflow tokenize --task {wildcards.task} --data resources/data/{wildcards.task} "
         "--tokenizer {params.tokenizer} --max-length {wildcards.max_length} --out {output} "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import random
 import resource
@@ -106,7 +105,9 @@ def _git_commit() -> str | None:
         return None
 
 
-def train_cell(options: dict, encoded_dir: Path, data_dir: Path, result_path: Path) -> dict:
+def train_cell(
+    options: dict, encoded_dir: Path, data_dir: Path, result_path: Path, threads: int = 1
+) -> dict:
     """Run one cell end to end; returns the result dict that was written."""
     import torch
     from tqdm import tqdm
@@ -120,7 +121,7 @@ def train_cell(options: dict, encoded_dir: Path, data_dir: Path, result_path: Pa
     started, clock = datetime.now(UTC), time.monotonic()
     spec = get_task(options["task"])
     seed = int(options["seed"])
-    torch.set_num_threads(int(os.environ.get("BLURBFLOW_THREADS", "1")))
+    torch.set_num_threads(threads)
     seed_everything(seed)
 
     splits = {s: load_encoded(encoded_dir, s) for s in ("train", "dev", "test")}

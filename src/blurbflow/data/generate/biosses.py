@@ -9,7 +9,12 @@ import random
 from pathlib import Path
 
 from blurbflow.data.generate.ner import CHEM_DISEASE, GENE_DISEASE, fill_template
-from blurbflow.data.generate.vocab import FILLER_NOUNS, detokenize, source_rng
+from blurbflow.data.generate.vocab import (
+    FILLER_NOUNS,
+    capitalize_first,
+    detokenize,
+    source_rng,
+)
 
 PAIRS = 100
 ANNOTATORS = ("a", "b", "c", "d", "e")
@@ -18,7 +23,8 @@ REPLACEMENTS = FILLER_NOUNS + ("signaling", "pathway", "mutation", "tumor", "cel
 
 
 def _tokens(rng: random.Random) -> list[str]:
-    return [token for token, _, _ in fill_template(rng.choice(CHEM_DISEASE + GENE_DISEASE), rng)]
+    tokens = [token for token, _, _ in fill_template(rng.choice(CHEM_DISEASE + GENE_DISEASE), rng)]
+    return [capitalize_first(tokens[0]), *tokens[1:]]
 
 
 def _pair(rng: random.Random) -> tuple[str, str, float]:

@@ -9,7 +9,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from blurbflow.data.generate.vocab import CANCERS, chemical, gene, source_rng, synthetic_pmids
+from blurbflow.data.generate.vocab import (
+    CANCERS,
+    capitalize_first,
+    chemical,
+    gene,
+    source_rng,
+    synthetic_pmids,
+)
 
 ROOT = "Hallmarks-of-Cancer-master"
 SPLIT_SIZES = {"train": 1295, "dev": 186, "test": 371}  # abstracts, in BLURB's index lists
@@ -17,7 +24,8 @@ SPLIT_SIZES = {"train": 1295, "dev": 186, "test": 371}  # abstracts, in BLURB's 
 # hallmark (as written in the labels files) -> (subcategory, keywords)
 HALLMARKS = {
     "Activating invasion and metastasis": (
-        "Invasion", ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition")),
+        "Invasion",
+        ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition")),
     "Avoiding immune destruction": (
         "Immune response", ("immune evasion", "immunosuppression", "T cell infiltration")),
     "Cellular energetics": (
@@ -61,10 +69,10 @@ def _sentence(rng: random.Random, hallmarks: list[str]) -> str:
             "cancer": rng.choice(CANCERS), "n": str(rng.randint(5, 300)),
             "year": str(rng.randint(1990, 2005)), "year2": str(rng.randint(2006, 2015))}
     if not hallmarks:
-        return rng.choice(NEUTRAL).format(**fill)
+        return capitalize_first(rng.choice(NEUTRAL).format(**fill))
     keywords = [rng.choice(HALLMARKS[h][1]) for h in hallmarks]
     template = rng.choice(LABELLED[-1:] if len(keywords) == 2 else LABELLED[:-1])
-    return template.format(kw=keywords[0], kw2=keywords[-1], **fill)
+    return capitalize_first(template.format(kw=keywords[0], kw2=keywords[-1], **fill))
 
 
 def _chunk(rng: random.Random, hallmarks: list[str]) -> str:

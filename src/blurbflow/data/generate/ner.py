@@ -8,7 +8,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from blurbflow.data.generate.vocab import ENTITY_MAKERS, source_rng, synthetic_pmids
+from blurbflow.data.generate.vocab import (
+    ENTITY_MAKERS,
+    capitalize_first,
+    source_rng,
+    synthetic_pmids,
+)
 
 SPLIT_SIZES = {"train": 1000, "devel": 250, "test": 250}  # sentences
 MIN_TOKENS, MAX_TOKENS = 10, 25
@@ -79,10 +84,15 @@ def _sentence(templates, rng: random.Random) -> list[tuple[str, str | None, bool
     while True:
         body = fill_template(rng.choice(templates), rng)
         if rng.random() < 0.4:
+            token, kind, begins = body[0]
+            if kind is None:  # "Moreover , the ..." rather than "Moreover , The ..."
+                body[0] = (token.lower(), kind, begins)
             body = fill_template(rng.choice(PREFIXES), rng) + body
         if len(body) < MIN_TOKENS or rng.random() < 0.3:
             body = body[:-1] + fill_template(rng.choice(SUFFIXES), rng) + body[-1:]
         if MIN_TOKENS <= len(body) <= MAX_TOKENS:
+            token, kind, begins = body[0]
+            body[0] = (capitalize_first(token), kind, begins)
             return body
 
 

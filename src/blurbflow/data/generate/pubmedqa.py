@@ -9,9 +9,9 @@ import json
 import random
 from pathlib import Path
 
-from blurbflow.data.parsers.common import pubmedqa_fold0_dev_pmids
 from blurbflow.data.generate.vocab import (
     CANCERS,
+    capitalize_first,
     chemical,
     detokenize,
     disease,
@@ -19,6 +19,7 @@ from blurbflow.data.generate.vocab import (
     source_rng,
     synthetic_pmids,
 )
+from blurbflow.data.parsers.common import pubmedqa_fold0_dev_pmids
 
 TEST, TRAIN = 500, 450  # plus the 50 embedded dev PMIDs
 LABEL_WEIGHTS = {"yes": 55, "no": 34, "maybe": 11}
@@ -65,15 +66,15 @@ def _entry(rng: random.Random, label: str) -> dict:
     sections = ["BACKGROUND", "METHODS", "RESULTS"] if len(contexts) == 3 else [
         "BACKGROUND", "RESULTS"]
     return {
-        "QUESTION": rng.choice(QUESTIONS).format(**fill),
-        "CONTEXTS": [c.format(**fill) for c in contexts],
+        "QUESTION": capitalize_first(rng.choice(QUESTIONS).format(**fill)),
+        "CONTEXTS": [capitalize_first(c.format(**fill)) for c in contexts],
         "LABELS": sections,
         "MESHES": sorted({"Humans", "Prognosis", fill["dis"].capitalize(), "Treatment Outcome"}),
         "YEAR": str(rng.randint(1995, 2017)),
         "reasoning_required_pred": label,
         "reasoning_free_pred": label,
         "final_decision": label,
-        "LONG_ANSWER": CONCLUSIONS[label].format(**fill),
+        "LONG_ANSWER": capitalize_first(CONCLUSIONS[label].format(**fill)),
     }
 
 

@@ -40,8 +40,18 @@ def _gene_symbol(rng: random.Random) -> str:
     return f"{letters}{rng.randint(1, 12)}"
 
 
+def _join(stem: str, suffix: str) -> str:
+    """Stem + suffix without a doubled vowel (benz-azole, not benzaazole)."""
+    vowels = "aeiou"
+    return stem[:-1] + suffix if stem[-1] in vowels and suffix[0] in vowels else stem + suffix
+
+
+def capitalize_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def chemical(rng: random.Random) -> list[str]:
-    name = rng.choice(CHEM_STEMS) + rng.choice(CHEM_SUFFIXES)
+    name = _join(rng.choice(CHEM_STEMS), rng.choice(CHEM_SUFFIXES))
     roll = rng.random()
     if roll < 0.1:
         return [name, "hydrochloride"]
@@ -53,7 +63,7 @@ def chemical(rng: random.Random) -> list[str]:
 
 
 def disease(rng: random.Random) -> list[str]:
-    name = rng.choice(DISEASE_STEMS) + rng.choice(DISEASE_SUFFIXES)
+    name = _join(rng.choice(DISEASE_STEMS), rng.choice(DISEASE_SUFFIXES))
     roll = rng.random()
     if roll < 0.2:
         return [rng.choice(DISEASE_MODIFIERS), name]
