@@ -8,7 +8,7 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+include: "workflow/rules/validate.smk"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"

@@ -100,3 +100,18 @@ def test_report_with_no_cells(tmp_path):
     out = tmp_path / "report.html"
     render_report(empty, STUDIES, out, {})
     assert "None: every cell finished ok." in out.read_text()
+
+
+def test_report_from_the_parquet_file(tmp_path):
+    # the report step reads results/cells.parquet, not the in-memory frame
+    import pandas as pd
+
+    from blurbflow.results.aggregate import write_cells
+
+    write_cells(make_cells(tmp_path), tmp_path / "cells.parquet")
+    cells = pd.read_parquet(tmp_path / "cells.parquet")
+    out = tmp_path / "report.html"
+    render_report(cells, STUDIES, out, {"first cell started": "given"})
+    html = out.read_text()
+    assert "92.0 (1.1)" in html and "CUDA &lt;out of memory&gt;" in html
+    assert html.count("first cell started") == 1  # the caller's provenance wins, once

@@ -128,6 +128,33 @@ def study_seeds(study: dict) -> list[int]:
     return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
 
 
+def _schema_node(schema: dict, node: dict) -> dict:
+    while "$ref" in node:
+        node = schema["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def check_keys(config: dict, schema: dict, node: dict | None = None, where: str = "") -> None:
+    """Name the first key the schema does not know, with the closest known key, before the
+    schema's own (less readable) validation runs."""
+    node = _schema_node(schema, schema if node is None else node)
+    if not isinstance(config, dict) or node.get("type") not in ("object", ["object", "null"]):
+        return
+    known = node.get("properties", {})
+    extra = node.get("additionalProperties", True)
+    for key, value in config.items():
+        path = f"{where}.{key}" if where else str(key)
+        if key in known:
+            check_keys(value, schema, known[key], path)
+        elif isinstance(extra, dict):
+            check_keys(value, schema, extra, path)
+        elif extra is False:
+            raise ConfigError(
+                f"{path}: unknown key{_did_you_mean(str(key), known)}; "
+                f"allowed here: {', '.join(sorted(known))}"
+            )
+
+
 def check_names(config: dict) -> None:
     """Fail on any study entry naming an unknown model, task or recipe."""
     models, recipes = config.get("models", {}), config.get("recipes", {})

@@ -136,9 +136,9 @@ def _strip_plot(entries: list[dict], chance: float) -> dict | None:
     values = [s["value"] for e in entries for s in e["seeds"] if s["status"] == "ok"]
     if not values:
         return None
+    # The axis spans the seeds, not the chance line: a far-off chance level (0 for NER) would
+    # squeeze the spread that the plot is for; collapsed seeds near chance widen it themselves.
     lo, hi = min(values), max(values)
-    if not math.isnan(chance):
-        lo, hi = min(lo, chance), max(hi, chance)
     pad = max((hi - lo) * 0.05, 0.5)
     lo, hi = lo - pad, hi + pad
     left, right = STRIP["label_width"], STRIP["width"] - 12
@@ -162,7 +162,7 @@ def _strip_plot(entries: list[dict], chance: float) -> dict | None:
     return {
         "width": STRIP["width"], "height": axis_y + STRIP["axis"], "axis_y": axis_y,
         "left": left, "right": right, "rows": rows, "ticks": ticks,
-        "chance_x": None if math.isnan(chance) else x(chance),
+        "chance_x": x(chance) if lo <= chance <= hi else None,
     }
 
 
@@ -237,7 +237,7 @@ def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
     return [
         ("first cell started", str(started.min()) if len(started) else "–"),
         ("last cell finished", str(finished.max()) if len(finished) else "–"),
-        ("devices", distinct("device")),
+        ("cell devices", distinct("device")),
         ("git commits", distinct("git_commit")),
         *((f"cells' {package}", ", ".join(sorted(found)))
           for package, found in sorted(versions.items())),
@@ -257,7 +257,9 @@ def render_report(
         "studies": [_study_view(cells, name, study) for name, study in studies.items()],
         "problems": _problems(cells),
         "provenance": [(k, v) for k, v in flatten(provenance) if k != "title"],
-        "observed": _observed(cells) if len(cells) else [],
+        # what the caller's provenance already states is not repeated
+        "observed": [(k, v) for k, v in (_observed(cells) if len(cells) else [])
+                     if k not in provenance],
     }
     html = environment().get_template("report.html.j2").render(**context)
     write_text_atomic(Path(out_path), html)

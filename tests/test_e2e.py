@@ -1,0 +1,81 @@
+"""The demo end to end through snakemake (one shared run), then the stale-only re-run rules."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+
+from workflow_helpers import copy_workflow, planned_jobs, snakemake
+
+pytestmark = pytest.mark.e2e
+DEMO_CELLS = 20
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("demo"))
+    run = snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "all")
+    assert run.returncode == 0, run.stderr[-5000:]
+    return workdir
+
+
+def _dry_run(workdir, configfile):
+    run = snakemake(workdir, "-n", "--configfile", configfile)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout + run.stderr
+
+
+def _variant(workdir, name, edit):
+    config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
+    edit(config)
+    path = workdir / "config" / name
+    path.write_text(yaml.safe_dump(config))
+    return f"config/{name}"
+
+
+def test_demo_produces_report_with_table_and_blurb_score(demo):
+    cells = pd.read_parquet(demo / "results/cells.parquet")
+    assert len(cells) == DEMO_CELLS
+    assert set(cells["status"]) == {"ok"}, cells[["task", "status", "error"]]
+    assert set(cells["task"]) == {"ncbidisease", "gad", "biosses", "hoc", "pubmedqa"}
+    html = (demo / "results/report.html").read_text()
+    assert "BLURB" in html and "layer-specific" in html and "ncbidisease" in html
+    table = (demo / "results/tables/demo.md").read_text()
+    assert "BLURB" in table
+    for cell in cells.itertuples():
+        assert (demo / f"results/cells/{cell.model}/{cell.task}/{cell.recipe}/{cell.hparams}"
+                f"/seed{cell.seed}/predictions.parquet").exists()
+
+
+def test_every_demo_model_beats_chance_on_dev(demo):
+    cells = pd.read_parquet(demo / "results/cells.parquet")
+    for cell in cells[cells["task"].isin(["ncbidisease", "gad"])].itertuples():
+        assert cell.dev > cell.chance_dev + 5, (cell.task, cell.recipe, cell.seed, cell.dev, cell.chance_dev)
+    means = cells.groupby("task")[["dev", "chance_dev"]].mean()
+    assert (means["dev"] > means["chance_dev"]).all(), means
+
+
+def test_second_run_trains_nothing(demo):
+    output = _dry_run(demo, "config/demo.yaml")
+    assert "Nothing to be done" in output, planned_jobs(output)
+
+
+def test_changing_one_recipe_option_requeues_only_that_recipe(demo):
+    def edit(config):
+        config["recipes"]["layer-specific"]["layerwise_lr_decay"] = 0.9
+
+    jobs = planned_jobs(_dry_run(demo, _variant(demo, "changed.yaml", edit)))
+    finetuned = jobs.pop("finetune")
+    assert len(finetuned) == 10 and all("/layer-specific/" in out for out in finetuned)
+    assert set(jobs) <= {"aggregate", "tables", "report", "all"}, jobs
+
+
+def test_adding_a_seed_queues_only_the_new_seed(demo):
+    def edit(config):
+        config["studies"]["demo"]["seeds"] = 3
+
+    jobs = planned_jobs(_dry_run(demo, _variant(demo, "seed3.yaml", edit)))
+    finetuned = jobs.pop("finetune")
+    assert len(finetuned) == 10 and all("/seed3/" in out for out in finetuned)
+    assert set(jobs) <= {"aggregate", "tables", "report", "all"}, jobs

@@ -1,0 +1,49 @@
+"""Snakemake validates the config before any job runs and names what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from workflow_helpers import copy_workflow, snakemake
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return copy_workflow(tmp_path_factory.mktemp("config-checks"))
+
+
+def _dry_run_with(workdir, name, edit):
+    config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
+    edit(config)
+    (workdir / "config" / name).write_text(yaml.safe_dump(config))
+    run = snakemake(workdir, "-n", "--configfile", f"config/{name}")
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_demo_config_dry_run_plans_every_cell(workdir):
+    run = snakemake(workdir, "-n", "--configfile", "config/demo.yaml")
+    assert run.returncode == 0, run.stderr
+    assert "finetune               20" in run.stdout
+
+
+def test_misspelt_recipe_key_fails_naming_it(workdir):
+    run = _dry_run_with(workdir, "typo.yaml",
+                        lambda c: c["recipes"]["standard"].update(layerwise_lr_decy=0.9))
+    returncode, output = run
+    assert returncode != 0 and "rule finetune" not in output
+    assert "recipes.standard.layerwise_lr_decy: unknown key (did you mean 'layerwise_lr_decay'?)" in output
+
+
+def test_unknown_recipe_in_study_fails_naming_it(workdir):
+    run = _dry_run_with(workdir, "unknown.yaml",
+                        lambda c: c["studies"]["demo"].update(recipes=["standard", "llrd"]))
+    returncode, output = run
+    assert returncode != 0 and "studies.demo.recipes: unknown recipe 'llrd'" in output
+
+
+def test_negative_learning_rate_fails_naming_it(workdir):
+    run = _dry_run_with(workdir, "negative.yaml", lambda c: c["recipes"]["standard"].update(lr=-1))
+    returncode, output = run
+    assert returncode != 0 and "-1 is not valid" in output
+    assert "On instance['recipes']['standard']['lr']" in output

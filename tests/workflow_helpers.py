@@ -1,0 +1,46 @@
+"""Run snakemake on a copy of the workflow in a temporary folder, and read its dry runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "workflow", "envs")
+
+
+def copy_workflow(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, dirs_exist_ok=True)
+        elif source.exists():
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
+    """Run the venv's snakemake with the venv's bin first on PATH (rules call `blurbflow`)."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    return subprocess.run(
+        [os.path.join(bin_dir, "snakemake"), *args], cwd=workdir, env=env, capture_output=True,
+        text=True, timeout=timeout,
+    )
+
+
+def planned_jobs(dry_run_output: str) -> dict[str, list[str]]:
+    """rule name -> the first output of each job a dry run plans."""
+    jobs: dict[str, list[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \S+:)", dry_run_output):
+        match = re.match(r"(?:local)?rule (\S+):", block.strip())
+        if not match:
+            continue
+        output = re.search(r"^\s+output: ([^,\n]+)", block, re.M)
+        jobs.setdefault(match.group(1), []).append(output.group(1) if output else "")
+    return jobs
