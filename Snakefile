@@ -5,7 +5,10 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# `--configfile X` replaces the default rather than merging into it (`--config k=v` still merges).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 include: "workflow/rules/validate.smk"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
 pytestmark = pytest.mark.e2e
@@ -44,14 +43,22 @@ def test_demo_produces_report_with_table_and_blurb_score(demo):
     table = (demo / "results/tables/demo.md").read_text()
     assert "BLURB" in table
     for cell in cells.itertuples():
-        assert (demo / f"results/cells/{cell.model}/{cell.task}/{cell.recipe}/{cell.hparams}"
-                f"/seed{cell.seed}/predictions.parquet").exists()
+        assert (
+            demo / f"results/cells/{cell.model}/{cell.task}/{cell.recipe}/{cell.hparams}"
+            f"/seed{cell.seed}/predictions.parquet"
+        ).exists()
 
 
 def test_every_demo_model_beats_chance_on_dev(demo):
     cells = pd.read_parquet(demo / "results/cells.parquet")
     for cell in cells[cells["task"].isin(["ncbidisease", "gad"])].itertuples():
-        assert cell.dev > cell.chance_dev + 5, (cell.task, cell.recipe, cell.seed, cell.dev, cell.chance_dev)
+        assert cell.dev > cell.chance_dev + 5, (
+            cell.task,
+            cell.recipe,
+            cell.seed,
+            cell.dev,
+            cell.chance_dev,
+        )
     means = cells.groupby("task")[["dev", "chance_dev"]].mean()
     assert (means["dev"] > means["chance_dev"]).all(), means
 

@@ -14,8 +14,14 @@ from blurbflow.train.optim import AdamW, linear_schedule
 
 def tiny_bert(layers=4):
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=32, num_labels=2)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=2,
+    )
     return BertForSequenceClassification(config)
 
 
@@ -73,8 +79,15 @@ def test_remove_top_leaves_fewer_layers_that_still_run():
 
 
 def test_albert_layout_fails_clearly():
-    albert = AlbertModel(AlbertConfig(vocab_size=20, hidden_size=16, num_attention_heads=2,
-                                      intermediate_size=32, embedding_size=8))
+    albert = AlbertModel(
+        AlbertConfig(
+            vocab_size=20,
+            hidden_size=16,
+            num_attention_heads=2,
+            intermediate_size=32,
+            embedding_size=8,
+        )
+    )
     with pytest.raises(surgery.UnsupportedLayout, match="ALBERT shares one layer"):
         surgery.freeze_lower(albert, 1)
 
@@ -89,7 +102,9 @@ def test_one_adamw_step_matches_the_formula(correct):
     m, v = (1 - b1) * grad, (1 - b2) * grad**2
     if correct:
         m, v = m / (1 - b1), v / (1 - b2)
-    expected = torch.tensor([1.0, -2.0]) - lr * (m / (v.sqrt() + eps) + wd * torch.tensor([1.0, -2.0]))
+    expected = torch.tensor([1.0, -2.0]) - lr * (
+        m / (v.sqrt() + eps) + wd * torch.tensor([1.0, -2.0])
+    )
     assert torch.allclose(param.detach(), expected, atol=1e-6)
     # the uncorrected first step is (1-b1)/sqrt(1-b2) ≈ 3.16 times the corrected one
     assert (abs(1.0 - param[0].item()) > 0.2) is (not correct)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from workflow_helpers import copy_workflow, snakemake
 
 
@@ -28,16 +27,21 @@ def test_demo_config_dry_run_plans_every_cell(workdir):
 
 
 def test_misspelt_recipe_key_fails_naming_it(workdir):
-    run = _dry_run_with(workdir, "typo.yaml",
-                        lambda c: c["recipes"]["standard"].update(layerwise_lr_decy=0.9))
+    run = _dry_run_with(
+        workdir, "typo.yaml", lambda c: c["recipes"]["standard"].update(layerwise_lr_decy=0.9)
+    )
     returncode, output = run
     assert returncode != 0 and "rule finetune" not in output
-    assert "recipes.standard.layerwise_lr_decy: unknown key (did you mean 'layerwise_lr_decay'?)" in output
+    assert (
+        "recipes.standard.layerwise_lr_decy: unknown key (did you mean 'layerwise_lr_decay'?)"
+        in output
+    )
 
 
 def test_unknown_recipe_in_study_fails_naming_it(workdir):
-    run = _dry_run_with(workdir, "unknown.yaml",
-                        lambda c: c["studies"]["demo"].update(recipes=["standard", "llrd"]))
+    run = _dry_run_with(
+        workdir, "unknown.yaml", lambda c: c["studies"]["demo"].update(recipes=["standard", "llrd"])
+    )
     returncode, output = run
     assert returncode != 0 and "studies.demo.recipes: unknown recipe 'llrd'" in output
 

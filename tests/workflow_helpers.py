@@ -29,8 +29,12 @@ def snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.Comp
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     return subprocess.run(
-        [os.path.join(bin_dir, "snakemake"), *args], cwd=workdir, env=env, capture_output=True,
-        text=True, timeout=timeout,
+        [os.path.join(bin_dir, "snakemake"), *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

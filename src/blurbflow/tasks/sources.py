@@ -98,9 +98,13 @@ SOURCES: dict[str, Source] = {
 # Where each source's files lie inside resources/raw/{source}/ (members the parsers read).
 LAYOUT = {
     "ner": ("train.tsv", "devel.tsv", "test.tsv"),
-    "gad": "GAD/{fold}/{split}.tsv",  # split in train|test, fold 1..10
+    # split in train|test, fold 1..10; train.tsv: sentence<TAB>label, no header;
+    # test.tsv: header "index<TAB>sentence<TAB>label"
+    "gad": "GAD/{fold}/{split}.tsv",
     "biosses": "annotation_pairs_scores.tsv",
+    # text: one sentence a line; labels: one line of "<chunk" per sentence, no final newline
     "hoc": "Hallmarks-of-Cancer-master/{text,labels}/{PMID}.txt",
     "pubmedqa": ("ori_pqal.json", "test_ground_truth.json"),
+    # HoC/{train,dev,test}_pmid.tsv: comma-separated "{PMID}.txt" names, no final newline
     "blurb-index": "data_generation/indexing/{DDI,HoC,ebmnlp,BioASQ}/...",
 }
