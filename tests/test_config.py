@@ -13,17 +13,17 @@ DEMO = yaml.safe_load(open("config/demo.yaml"))
 def test_demo_expands_to_20_cells_with_full_options():
     cells = expand_cells(DEMO)
     assert len(cells) == 5 * 2 * 2
-    cell = cells["results/cells/tiny-biobert/gad/layer-specific/lr0.001-bs32/seed2"]
+    cell = cells["results/cells/tiny-biobert/gad/layer-specific/lr0.001-bs16/seed2"]
     assert cell.options["layerwise_lr_decay"] == 0.8 and cell.options["reinit_top"] == 1
     assert cell.options["max_length"] == 128  # GAD's Gu length from the task registry
-    assert cell.options["seed"] == 2 and cell.options["epochs"] == 4
-    biosses = cells["results/cells/tiny-biobert/biosses/standard/lr0.001-bs32/seed1"]
+    assert cell.options["seed"] == 2 and cell.options["epochs"] == 3
+    biosses = cells["results/cells/tiny-biobert/biosses/standard/lr0.001-bs16/seed1"]
     assert biosses.options["epochs"] == 20  # per-task epochs mapping
 
 
 def test_recipe_extends_and_overrides():
     recipe = resolve_recipe(DEMO, "layer-specific")
-    assert recipe["lr"] == 1e-3 and recipe["batch_size"] == 32 and recipe["warmup_ratio"] == 0.1
+    assert recipe["lr"] == 1e-3 and recipe["batch_size"] == 16 and recipe["warmup_ratio"] == 0.1
     assert resolve_recipe(DEMO, "standard")["layerwise_lr_decay"] is None
 
 
