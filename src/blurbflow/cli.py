@@ -15,6 +15,18 @@ def _generate(args) -> None:
     generate_source(args.source, Path(args.out), seed=args.seed)
 
 
+def _fetch(args) -> None:
+    from blurbflow.data.fetch import fetch_source
+
+    summary = fetch_source(
+        args.source,
+        Path(args.out),
+        mirror=args.mirror,
+        manual_dir=Path(args.manual_dir) if args.manual_dir else None,
+    )
+    print(json.dumps(summary, indent=2))
+
+
 def _prepare(args) -> None:
     from blurbflow.data.prepare import prepare_task
 
@@ -119,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.set_defaults(func=_generate)
+
+    p = sub.add_parser("fetch", help="download, extract and verify a raw source")
+    p.add_argument("--source", required=True)
+    p.add_argument("--mirror", help="base URL or folder laid out {host}/{path}")
+    p.add_argument("--manual-dir", help="folder holding manual downloads (BioASQ)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_fetch)
 
     p = sub.add_parser("prepare", help="raw source files -> resources/data/{task}/*.parquet")
     p.add_argument("--task", required=True)

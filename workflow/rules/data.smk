@@ -16,6 +16,23 @@ if DATA_SOURCE == "generated":
             "blurbflow generate --source {wildcards.source} --seed {params.seed} "
             "--out {output} > {log} 2>&1"
 
+else:
+
+    rule fetch_raw:
+        output:
+            directory("resources/raw/{source}"),
+        params:
+            mirror=lambda wildcards: f"--mirror {config['mirror']}" if config.get("mirror") else "",
+            manual=config.get("data", {}).get("bioasq_dir", "resources/manual/bioasq"),
+        retries: 1
+        log:
+            "results/logs/raw/{source}.log",
+        conda:
+            BLURBFLOW_ENV
+        shell:
+            "blurbflow fetch --source {wildcards.source} {params.mirror} "
+            "--manual-dir {params.manual} --out {output} > {log} 2>&1"
+
 
 rule prepare:
     input:

@@ -29,3 +29,7 @@ def redownload(source: str) -> str:
     """The usual fix: the file is not the original one, so fetch the source again."""
     return (f"check that this is the original {source!r} file; delete the {source} raw folder "
             "and re-run the download step")
+
+
+class ManualDownloadMissing(DataFormatError):
+    """A source that needs a manual download (BioASQ) is not where the config says it is."""

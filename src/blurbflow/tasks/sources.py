@@ -7,7 +7,7 @@ data, the loopback mirror and the original hosts all look the same to them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 CRICHTON = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/master/data"
 
@@ -18,6 +18,11 @@ class Source:
     urls: tuple[str, ...]  # original URLs; each is fetched into resources/raw/{name}/
     archive: bool = False  # extract each fetched file into the source folder
     manual: str | None = None  # manual download: where to get it (BioASQ needs registration)
+    manual_files: tuple[str, ...] = ()  # archives the user puts into the manual folder
+    nested: tuple[str, ...] = ()  # globs of archives inside archives, extracted in place
+    # sha256 of what the parsers read: glob -> digest over sorted "path  sha256" lines
+    # (blurbflow.data.fetch.tree_digest). Empty where the files are not obtainable here.
+    checksums: dict[str, str] = field(default_factory=dict)
 
 
 def _ner(name: str, folder: str) -> Source:
@@ -45,6 +50,7 @@ SOURCES: dict[str, Source] = {
                 "https://biocreative.bioinformatics.udel.edu/media/store/files/2017/ChemProt_Corpus.zip",
             ),
             archive=True,
+            nested=("ChemProt_Corpus/*.zip",),
         ),
         Source(
             "ddi",
@@ -91,9 +97,35 @@ SOURCES: dict[str, Source] = {
                 "http://participants-area.bioasq.org/datasets/ : "
                 "download BioASQ-training7b.zip and Task7BGoldenEnriched.zip"
             ),
+            manual_files=("BioASQ-training7b.zip", "Task7BGoldenEnriched.zip"),
         ),
     ]
 }
+
+# What the parsers read, per source: the files whose sha256 is pinned in tasks/checksums.py.
+READS: dict[str, tuple[str, ...]] = {
+    **{
+        n: ("train.tsv", "devel.tsv", "test.tsv")
+        for n in ("bc5chem", "bc5disease", "ncbidisease", "bc2gm", "jnlpba")
+    },
+    "gad": ("GAD/*/*.tsv",),
+    "biosses": ("annotation_pairs_scores.tsv",),
+    "hoc": ("Hallmarks-of-Cancer-master/text/*.txt", "Hallmarks-of-Cancer-master/labels/*.txt"),
+    "pubmedqa": ("ori_pqal.json", "test_ground_truth.json"),
+    "blurb-index": ("data_generation/indexing/*/*.tsv",),
+    "chemprot": ("ChemProt_Corpus/chemprot_*/*.tsv",),
+    "ddi": ("DDIextraction_2013/*/*/*.xml",),
+}
+
+
+def _pin_checksums() -> None:
+    from blurbflow.tasks.checksums import CHECKSUMS
+
+    for name, digests in CHECKSUMS.items():
+        SOURCES[name] = replace(SOURCES[name], checksums=dict(digests))
+
+
+_pin_checksums()
 
 # Where each source's files lie inside resources/raw/{source}/ (members the parsers read).
 LAYOUT = {
