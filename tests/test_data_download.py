@@ -1,6 +1,6 @@
-"""`snakemake data` against the real BLURB files served over loopback HTTP (../shared/blurb-raw):
+"""`snakemake data` on the real BLURB files served over loopback HTTP (../shared/blurb-raw):
 download, extraction, checksum verification and every BLURB preparation rule, with the counts
-DESIGN §4 states. EBM-NLP and BioASQ are not in the mirror: their branches fail alone and say why."""
+DESIGN §4 states. EBM-NLP and BioASQ are absent from the mirror: their branches fail alone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
 MIRROR = REPO.parent / "shared" / "blurb-raw"

@@ -1,4 +1,4 @@
-"""Fetching raw sources: mirror rewriting, retries, partial downloads, safe extraction, checksums."""
+"""Fetching raw sources: mirror URLs, retries, partial downloads, safe extraction, checksums."""
 
 from __future__ import annotations
 
