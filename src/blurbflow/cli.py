@@ -191,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
+    except ImportError:
+        raise
+    except RuntimeError as exc:
+        if type(exc).__name__ != "Preempted":
+            raise
+        print(f"blurbflow {args.command}: {exc}", file=sys.stderr)
+        return 143  # as a process killed by SIGTERM: the scheduler retries, the retry resumes
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"blurbflow {args.command}: error: {exc}", file=sys.stderr)
         return 1

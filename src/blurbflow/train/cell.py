@@ -21,10 +21,6 @@ from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train.encode import IGNORE, load_encoded
 
 
-class Diverged(RuntimeError):
-    pass
-
-
 def seed_everything(seed: int) -> None:
     import torch
 
@@ -105,35 +101,15 @@ def _git_commit() -> str | None:
         return None
 
 
-def train_cell(
-    options: dict, encoded_dir: Path, data_dir: Path, result_path: Path, threads: int = 1
-) -> dict:
-    """Run one cell end to end; returns the result dict that was written."""
-    import torch
-    from tqdm import tqdm
-
-    from blurbflow.metrics import chance_baseline, compute_metric
+def build_model_and_optimizer(options: dict, spec: TaskSpec, n_train: int):
+    """The model with the recipe's surgery applied, its optimizer and LR schedule."""
     from blurbflow.models import surgery
-    from blurbflow.models.load import load_for_task, load_tokenizer
-    from blurbflow.train.batching import collate, train_batches
+    from blurbflow.models.load import load_for_task
     from blurbflow.train.optim import AdamW, linear_schedule
 
-    started, clock = datetime.now(UTC), time.monotonic()
-    spec = get_task(options["task"])
-    seed = int(options["seed"])
-    torch.set_num_threads(threads)
-    seed_everything(seed)
-
-    splits = {s: load_encoded(encoded_dir, s) for s in ("train", "dev", "test")}
-    frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet") for s in ("dev", "test")}
-    gold = {s: gold_labels(spec, frames[s]) for s in frames}
-    train_gold = gold_labels(spec, pd.read_parquet(Path(data_dir) / "train.parquet"))
-    label_dtype = torch.float32 if spec.type in ("sts", "doccls") else torch.long
-
-    pad_id = load_tokenizer(options["model_source"]).pad_token_id or 0
     model = load_for_task(options["model_source"], spec, dropout=options["dropout"])
     surgery.remove_top(model, options["remove_top"])
-    surgery.reinit_top(model, options["reinit_top"], seed)
+    surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
     surgery.freeze_lower(model, options["freeze_lower"])
     groups = surgery.parameter_groups(
         model, options["lr"], options["weight_decay"], options["layerwise_lr_decay"]
@@ -145,58 +121,111 @@ def train_cell(
         eps=options["adam_epsilon"],
         bias_correction=options["adam_bias_correction"],
     )
-    batch_size = int(options["batch_size"])
-    steps_per_epoch = math.ceil(len(splits["train"]["input_ids"]) / batch_size)
-    scheduler = linear_schedule(
-        optimizer, steps_per_epoch * options["epochs"], options["warmup_ratio"]
+    steps = math.ceil(n_train / int(options["batch_size"])) * options["epochs"]
+    return model, optimizer, linear_schedule(optimizer, steps, options["warmup_ratio"])
+
+
+def train_cell(
+    options: dict, encoded_dir: Path, data_dir: Path, result_path: Path, threads: int = 1
+) -> dict:
+    """Run one cell end to end (resuming from its checkpoint if one exists); returns the result
+    written to result_path. Raises checkpoint.Preempted after saving when SIGTERM arrives."""
+    import torch
+    from tqdm import tqdm
+
+    from blurbflow.config import options_json
+    from blurbflow.metrics import chance_baseline, compute_metric
+    from blurbflow.models.load import load_tokenizer
+    from blurbflow.train import checkpoint
+    from blurbflow.train.batching import collate, train_batches
+
+    started, clock = datetime.now(UTC), time.monotonic()
+    spec = get_task(options["task"])
+    torch.set_num_threads(threads)
+    seed_everything(int(options["seed"]))
+
+    splits = {s: load_encoded(encoded_dir, s) for s in ("train", "dev", "test")}
+    frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet") for s in ("dev", "test")}
+    gold = {s: gold_labels(spec, frames[s]) for s in frames}
+    train_gold = gold_labels(spec, pd.read_parquet(Path(data_dir) / "train.parquet"))
+    label_dtype = torch.float32 if spec.type in ("sts", "doccls") else torch.long
+    pad_id = load_tokenizer(options["model_source"]).pad_token_id or 0
+    model, optimizer, scheduler = build_model_and_optimizer(
+        options, spec, len(splits["train"]["input_ids"])
     )
 
     cell_dir = Path(result_path).parent
     cell_dir.mkdir(parents=True, exist_ok=True)
     log_path = cell_dir / "train_log.jsonl"
-    log_path.unlink(missing_ok=True)
-    rng = random.Random(seed)
-    epochs, epoch_predictions, status, error = [], {}, "ok", None
-    for epoch in range(1, options["epochs"] + 1):
-        t0, losses = time.monotonic(), []
-        model.train()
-        batches = train_batches(splits["train"]["length"], batch_size, rng)
-        try:
-            for rows in tqdm(batches, desc=f"epoch {epoch}", mininterval=5, disable=None):
+    key = options_json(options)
+    shuffler = random.Random(int(options["seed"]))
+    state = checkpoint.load(cell_dir, key, model, optimizer, scheduler, shuffler)
+    if state is None:
+        state = checkpoint.LoopState()
+        log_path.unlink(missing_ok=True)
+    status, error = "ok", None
+
+    def save():
+        checkpoint.save(cell_dir, key, state, model, optimizer, scheduler, shuffler)
+
+    with checkpoint.SigtermFlag() as sigterm:
+        while state.epoch <= options["epochs"]:
+            t0 = time.monotonic()
+            model.train()
+            if state.batches is None:
+                state.batches = train_batches(
+                    splits["train"]["length"], int(options["batch_size"]), shuffler
+                )
+            todo = state.batches[state.step :]
+            for rows in tqdm(todo, desc=f"epoch {state.epoch}", mininterval=5, disable=None):
+                if sigterm.raised:
+                    save()
+                    raise checkpoint.Preempted(
+                        f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
+                        "the retry resumes from it"
+                    )
                 loss = model(**collate(splits["train"], rows, pad_id, label_dtype)).loss
                 if not torch.isfinite(loss):
-                    raise Diverged(f"loss became {loss.item()} at epoch {epoch}")
+                    status, error = "diverged", f"loss became {loss.item()} at epoch {state.epoch}"
+                    break
                 loss.backward()
                 if options.get("max_grad_norm"):
                     torch.nn.utils.clip_grad_norm_(model.parameters(), options["max_grad_norm"])
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
-                losses.append(loss.item())
-        except Diverged as exc:
-            status, error = "diverged", str(exc)
-            break
-        preds = {
-            s: predict(model, spec, splits[s], options["eval_batch_size"], pad_id, label_dtype)
-            for s in ("dev", "test")
-        }
-        record = {
-            "epoch": epoch,
-            "train_loss": float(np.mean(losses)),
-            "dev": compute_metric(spec, gold["dev"], preds["dev"]),
-            "test": compute_metric(spec, gold["test"], preds["test"]),
-            "seconds": round(time.monotonic() - t0, 3),
-        }
-        epochs.append(record)
-        epoch_predictions[epoch] = preds
-        with log_path.open("a") as log:
-            log.write(json.dumps(record) + "\n")
+                state.losses.append(loss.item())
+                state.step += 1
+            if status == "diverged":
+                break
+            preds = {
+                s: predict(model, spec, splits[s], options["eval_batch_size"], pad_id, label_dtype)
+                for s in ("dev", "test")
+            }
+            record = {
+                "epoch": state.epoch,
+                "train_loss": float(np.mean(state.losses)),
+                "dev": compute_metric(spec, gold["dev"], preds["dev"]),
+                "test": compute_metric(spec, gold["test"], preds["test"]),
+                "seconds": round(time.monotonic() - t0, 3),
+            }
+            if not state.records or record["dev"] > max(r["dev"] for r in state.records):
+                state.best_predictions = preds
+            state.records.append(record)
+            state.last_predictions = preds
+            with log_path.open("a") as log:
+                log.write(json.dumps(record) + "\n")
+            state.epoch, state.step, state.batches, state.losses = state.epoch + 1, 0, None, []
+            if state.epoch <= options["epochs"]:
+                save()
 
-    selected = None
+    epochs = state.records
+    selected, predictions = None, None
     if epochs:
-        selected = (
-            epochs[-1] if options["select"] == "last" else max(epochs, key=lambda e: e["dev"])
-        )
+        if options["select"] == "last":
+            selected, predictions = epochs[-1], state.last_predictions
+        else:
+            selected, predictions = max(epochs, key=lambda e: e["dev"]), state.best_predictions
     result = {
         "cell": {k: options[k] for k in ("model", "task", "recipe", "hparams", "seed")},
         "task_type": spec.type,
@@ -222,16 +251,16 @@ def train_cell(
         "finished": datetime.now(UTC).isoformat(),
     }
     rows = []
-    if selected:
-        for split, values in epoch_predictions[selected["epoch"]].items():
-            ids = frames[split]["id"].astype(str).tolist()
-            rows += [
-                {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
-                for i, g, p in zip(ids, gold[split], values, strict=True)
-            ]
+    for split, values in (predictions or {}).items():
+        ids = frames[split]["id"].astype(str).tolist()
+        rows += [
+            {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
+            for i, g, p in zip(ids, gold[split], values, strict=True)
+        ]
     write_parquet_atomic(
         cell_dir / "predictions.parquet",
         pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]),
     )
     write_json_atomic(result_path, result)
+    checkpoint.remove(cell_dir)
     return result

@@ -1,0 +1,92 @@
+"""Resumable cells: a checkpoint after every epoch and on SIGTERM (mid-epoch), so a preempted or
+timed-out SLURM job resumes on retry and ends with the metrics of an uninterrupted run.
+
+The checkpoint holds everything the loop's future depends on: weights, optimizer and schedule
+state, the torch RNG (dropout) and the batch shuffler, and, mid-epoch, the epoch's batch order
+and position. It is loaded with `weights_only=True` and only when the options are identical.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from blurbflow.io import atomic_path
+
+CHECKPOINT = "checkpoint.pt"
+
+
+class Preempted(RuntimeError):
+    """SIGTERM arrived: the state is saved and the cell exits non-zero so that it is retried."""
+
+
+@dataclass
+class LoopState:
+    epoch: int = 1  # the epoch being (or next to be) trained, 1-based
+    step: int = 0  # batches already done in that epoch
+    batches: list[list[int]] | None = None  # that epoch's batch order, once drawn
+    losses: list[float] = field(default_factory=list)  # that epoch's losses so far
+    records: list[dict] = field(default_factory=list)  # finished epochs' metrics
+    best_predictions: dict | None = None
+    last_predictions: dict | None = None
+
+
+class SigtermFlag:
+    """Records SIGTERM instead of dying, so the loop can save at the next step boundary."""
+
+    def __init__(self):
+        self.raised = False
+        self._previous = None
+
+    def __enter__(self):
+        self._previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.raised = True
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGTERM, self._previous)
+
+
+def save(
+    cell_dir: Path, options_json: str, state: LoopState, model, optimizer, scheduler, shuffler
+) -> None:
+    payload = {
+        "options": options_json,
+        "loop": asdict(state),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "torch_rng": torch.get_rng_state(),
+        "shuffler": shuffler.getstate(),
+    }
+    with atomic_path(Path(cell_dir) / CHECKPOINT) as tmp:
+        torch.save(payload, tmp)
+
+
+def load(
+    cell_dir: Path, options_json: str, model, optimizer, scheduler, shuffler
+) -> LoopState | None:
+    """Restore a checkpoint written for exactly these options; None when there is none."""
+    path = Path(cell_dir) / CHECKPOINT
+    if not path.exists():
+        return None
+    payload = torch.load(path, weights_only=True)
+    if payload["options"] != options_json:
+        path.unlink()  # written for other options: start afresh
+        return None
+    model.load_state_dict(payload["model"])
+    optimizer.load_state_dict(payload["optimizer"])
+    scheduler.load_state_dict(payload["scheduler"])
+    torch.set_rng_state(payload["torch_rng"])
+    version, internal, gauss = payload["shuffler"]
+    shuffler.setstate((version, tuple(internal), gauss))
+    return LoopState(**payload["loop"])
+
+
+def remove(cell_dir: Path) -> None:
+    (Path(cell_dir) / CHECKPOINT).unlink(missing_ok=True)

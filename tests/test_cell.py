@@ -1,0 +1,119 @@
+"""Whole cells on a tiny model built from generated data: determinism, SIGTERM and resume,
+divergence, and a stale checkpoint of other options being ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from blurbflow.config import GU_DEFAULTS
+from blurbflow.data.generate import generate_source
+from blurbflow.data.prepare import prepare_task
+from blurbflow.models.build import build_demo_model
+from blurbflow.models.load import load_tokenizer
+from blurbflow.tasks import get_task
+from blurbflow.train import batching, checkpoint
+from blurbflow.train.cell import train_cell
+from blurbflow.train.encode import encode_task
+
+
+@pytest.fixture(scope="module")
+def gad(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cell")
+    generate_source("gad", root / "raw/gad")
+    prepare_task("gad", root / "raw", root / "data/gad")
+    small = root / "data/small"
+    small.mkdir()
+    for split, n in (("train", 400), ("dev", 100), ("test", 100)):
+        pd.read_parquet(root / f"data/gad/{split}.parquet").head(n).to_parquet(
+            small / f"{split}.parquet"
+        )
+    build_demo_model(
+        [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
+    )
+    encode_task(get_task("gad"), small, load_tokenizer(str(root / "model")), 128, root / "encoded")
+    return root
+
+
+def options(root: Path, **overrides) -> dict:
+    return {
+        **GU_DEFAULTS,
+        "model": "tiny",
+        "model_source": str(root / "model"),
+        "task": "gad",
+        "recipe": "standard",
+        "hparams": "h",
+        "lr": 1e-3,
+        "batch_size": 16,
+        "epochs": 3,
+        "max_length": 128,
+        "seed": 3,
+        "code_version": "1",
+        **overrides,
+    }
+
+
+def run(root: Path, name: str, **overrides) -> dict:
+    out = root / "cells" / name / "result.json"
+    return train_cell(options(root, **overrides), root / "encoded", root / "data/small", out)
+
+
+def comparable(result: dict) -> dict:
+    epochs = [{k: v for k, v in e.items() if k != "seconds"} for e in result["epochs"]]
+    return {"epochs": epochs, "selected": result["selected_epoch"], "test": result["test"]}
+
+
+def test_same_cell_twice_gives_identical_metrics(gad):
+    first, second = run(gad, "a"), run(gad, "b")
+    assert first["status"] == "ok" and len(first["epochs"]) == 3
+    assert comparable(first) == comparable(second)
+    predictions = [pd.read_parquet(gad / f"cells/{n}/predictions.parquet") for n in ("a", "b")]
+    assert predictions[0].equals(predictions[1]) and len(predictions[0]) == 200
+
+
+def test_sigterm_mid_epoch_saves_and_the_rerun_resumes_identically(gad, monkeypatch):
+    reference = run(gad, "reference")
+    calls = {"n": 0}
+    real_collate = batching.collate
+
+    def collate_then_sigterm(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 35:  # in epoch 2 of 3 (25 train + 4 eval batches an epoch): a real SIGTERM
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_collate(*args, **kwargs)
+
+    monkeypatch.setattr(batching, "collate", collate_then_sigterm)
+    with pytest.raises(checkpoint.Preempted, match=r"SIGTERM at epoch 2 step \d+"):
+        run(gad, "interrupted")
+    cell = gad / "cells/interrupted"
+    assert (cell / checkpoint.CHECKPOINT).exists() and not (cell / "result.json").exists()
+    monkeypatch.setattr(batching, "collate", real_collate)
+
+    resumed = run(gad, "interrupted")
+    assert comparable(resumed) == comparable(reference)
+    assert not (cell / checkpoint.CHECKPOINT).exists()
+    log = [json.loads(line) for line in (cell / "train_log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == [1, 2, 3]
+
+
+def test_checkpoint_of_other_options_is_not_resumed(gad):
+    cell = gad / "cells/changed"
+    cell.mkdir(parents=True)
+    reference = run(gad, "changed-reference", lr=2e-3)
+    run(gad, "changed", epochs=1)  # leaves no checkpoint once finished; write one by hand
+    (cell / "result.json").unlink()
+    import torch
+
+    torch.save({"options": "other"}, cell / checkpoint.CHECKPOINT)
+    assert comparable(run(gad, "changed", lr=2e-3)) == comparable(reference)
+
+
+def test_exploding_loss_ends_the_cell_as_diverged(gad):
+    result = run(gad, "diverged", lr=1e9, max_grad_norm=None, warmup_ratio=0.0)
+    assert result["status"] == "diverged" and "loss became" in result["error"]
+    assert (gad / "cells/diverged/result.json").exists()
