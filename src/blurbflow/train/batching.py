@@ -1,5 +1,8 @@
-"""Dynamic padding with length-grouped batches: shuffle, sort within large pools, cut batches,
-shuffle the batches. Padding stays low while batch composition stays random across epochs."""
+"""Dynamic padding with length-bucketed batches: sort the whole set by length times a random
+jitter, cut batches, shuffle their order. Neighbours in length share a batch, so padding stays
+near a global sort's, while the jitter re-draws which similar-length examples go together each
+epoch and the batch order is random (Hugging Face's group_by_length sorts only within pools of
+50 batches, which pads more)."""
 
 from __future__ import annotations
 
@@ -9,17 +12,15 @@ import torch
 
 from blurbflow.train.encode import IGNORE
 
-POOL_BATCHES = 50  # as Hugging Face's group_by_length mega-batches
+LENGTH_JITTER = 0.1  # sort key = length × U(1 − j, 1 + j)
 
 
-def train_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    pool = batch_size * POOL_BATCHES
-    batches = []
-    for start in range(0, len(order), pool):
-        chunk = sorted(order[start : start + pool], key=lambda i: lengths[i], reverse=True)
-        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+def train_batches(
+    lengths: list[int], batch_size: int, rng: random.Random, jitter: float = LENGTH_JITTER
+) -> list[list[int]]:
+    keys = [n * rng.uniform(1 - jitter, 1 + jitter) for n in lengths]
+    order = sorted(range(len(lengths)), key=keys.__getitem__)
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     rng.shuffle(batches)
     return batches
 
