@@ -11,6 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
 MIRROR = REPO.parent / "shared" / "blurb-raw"

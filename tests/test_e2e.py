@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
+
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
 pytestmark = pytest.mark.e2e

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
 from workflow_helpers import copy_workflow, snakemake
 
 
