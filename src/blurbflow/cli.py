@@ -49,16 +49,28 @@ def _build_model(args) -> None:
 
 
 def _tokenize(args) -> None:
+    from blurbflow.config import input_key, parse_input_key
     from blurbflow.models.load import load_tokenizer
     from blurbflow.tasks import get_task
     from blurbflow.train.encode import encode_task
 
+    spec = get_task(args.task)
+    key = args.input_key or input_key(spec.name, {"max_length": args.max_length})
+    inputs = parse_input_key(key)
+    if input_key(spec.name, inputs) != key:
+        raise ValueError(
+            f"input key {key!r} is not the key of task {spec.name}'s inputs; expected "
+            f"{input_key(spec.name, inputs)!r}"
+        )
     meta = encode_task(
-        get_task(args.task),
+        spec,
         Path(args.data),
         load_tokenizer(args.tokenizer),
-        args.max_length,
+        inputs["max_length"],
         Path(args.out),
+        segment_ids=inputs["segment_ids"],
+        tagging=inputs["tagging"],
+        re_input=inputs["re_input"],
     )
     print(json.dumps(meta, indent=2))
 
@@ -151,11 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("corpus", nargs="+", help="prepared train.parquet files")
     p.set_defaults(func=_build_model)
 
-    p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and length")
+    p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and inputs")
     p.add_argument("--task", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--tokenizer", required=True)
-    p.add_argument("--max-length", type=int, required=True)
+    key = p.add_mutually_exclusive_group(required=True)
+    key.add_argument(
+        "--input-key", help="the input options as blurbflow.config.input_key writes them"
+    )
+    key.add_argument("--max-length", type=int, help="that length with default input options")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_tokenize)
 

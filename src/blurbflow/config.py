@@ -33,8 +33,30 @@ GU_DEFAULTS = {
     "remove_top": 0,
     "select": "best_dev",
     "eval_batch_size": 64,
+    "train_on": "train",
+    "train_subsample": None,
+    "subsample_seed": 0,
+    "segment_ids": "pair",
+    "tagging": "BIO",
+    "head": "linear",
+    "re_input": "dummify",
+    "re_pooling": "cls",
 }
 GRID_KEYS = ("lr", "batch_size")
+# The options that change the tokenized input, per task type (the tokenization cache key).
+INPUT_OPTIONS = {
+    "ner": ("tagging",),
+    "pico": ("tagging",),
+    "re": ("re_input",),
+    "sts": ("segment_ids",),
+    "qa": ("segment_ids",),
+    "doccls": (),
+}
+INPUT_VALUES = {
+    "tagging": ("BIO", "BIOUL", "IO"),
+    "re_input": ("dummify", "markers", "original"),
+    "segment_ids": ("pair", "single"),
+}
 
 
 class ConfigError(ValueError):
@@ -120,7 +142,38 @@ def cell_options(config: dict, model: str, task: str, recipe: str, lr, batch_siz
         max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
         code_version=str(config.get("code_version", "1")),
     )
+    if options["train_on"] == "train+dev":
+        # Nothing is held out to select on: the last epoch is the model (dev is still scored).
+        options["select"] = "last"
     return options
+
+
+def input_key(task: str, options: dict) -> str:
+    """The tokenization cache key of a cell: its input length and the input options that apply
+    to its task type, e.g. `L256-markers` (RE), `L512-BIOUL` (NER), `L512-single` (QA/STS),
+    `L512` (HoC). Options that only change training (lr, head, pooling …) are not part of it, so
+    changing them never re-tokenizes; `resources/tokenized/{model}/{task}/{key}` is the folder."""
+    parts = [f"L{int(options['max_length'])}"]
+    for name in INPUT_OPTIONS[TASKS[task].type]:
+        value = options.get(name, GU_DEFAULTS[name])
+        if value not in INPUT_VALUES[name]:
+            raise ConfigError(f"{name}: {value!r} is not one of {', '.join(INPUT_VALUES[name])}")
+        parts.append(str(value))
+    return "-".join(parts)
+
+
+def parse_input_key(key: str) -> dict:
+    """The options a key of `input_key` stands for (those it leaves out take their defaults)."""
+    head, *rest = key.split("-")
+    if not head.startswith("L") or not head[1:].isdigit():
+        raise ValueError(f"input key {key!r}: expected L<max_length>[-<option value>…]")
+    options = {"max_length": int(head[1:])}
+    for value in rest:
+        names = [name for name, values in INPUT_VALUES.items() if value in values]
+        if not names or names[0] in options:
+            raise ValueError(f"input key {key!r}: unknown or repeated part {value!r}")
+        options[names[0]] = value
+    return {**{name: GU_DEFAULTS[name] for name in INPUT_VALUES}, **options}
 
 
 def study_seeds(study: dict) -> list[int]:

@@ -1,7 +1,14 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
 import json
 
-from blurbflow.config import ConfigError, check_names, config_hash, expand_cells, options_json
+from blurbflow.config import (
+    ConfigError,
+    check_names,
+    config_hash,
+    expand_cells,
+    input_key,
+    options_json,
+)
 from blurbflow.tasks import TASKS
 
 try:
@@ -25,7 +32,7 @@ wildcard_constraints:
     recipe="[^/]+",
     hparams="[^/]+",
     seed=r"\d+",
-    max_length=r"\d+",
+    input_key=r"L\d+(-[A-Za-z+]+)*",
 
 
 def cell_of(wildcards):
@@ -49,7 +56,7 @@ def corpus_files(wildcards):
 
 def tokenized_dir(wildcards):
     cell = cell_of(wildcards)
-    return f"resources/tokenized/{cell.model}/{cell.task}/L{cell.options['max_length']}"
+    return f"resources/tokenized/{cell.model}/{cell.task}/{input_key(cell.task, cell.options)}"
 
 
 def model_source(model):

@@ -1,4 +1,5 @@
-# Tokenize once per (tokenizer, task, input length); every cell of that key reuses it.
+# Tokenize once per (tokenizer, task, input options): the input key (blurbflow.config.input_key,
+# e.g. L256-markers) names the folder, so cells differing only in training options share it.
 
 
 rule tokenize:
@@ -6,14 +7,14 @@ rule tokenize:
         data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
         model=lambda wildcards: model_inputs(wildcards.model),
     output:
-        directory("resources/tokenized/{model}/{task}/L{max_length}"),
+        directory("resources/tokenized/{model}/{task}/{input_key}"),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
     log:
-        "results/logs/tokenize/{model}/{task}/L{max_length}.log",
+        "results/logs/tokenize/{model}/{task}/{input_key}.log",
     conda:
         BLURBFLOW_ENV
     shell:
         "blurbflow tokenize --task {wildcards.task} --data resources/data/{wildcards.task} "
-        "--tokenizer {params.tokenizer} --max-length {wildcards.max_length} --out {output} "
+        "--tokenizer {params.tokenizer} --input-key {wildcards.input_key} --out {output} "
         "> {log} 2>&1"

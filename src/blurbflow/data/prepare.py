@@ -23,6 +23,14 @@ def _ner(frame: pd.DataFrame) -> dict:
             "entity_mentions": int(sum(tags.count("B") for tags in frame["tags"]))}
 
 
+def _pico(frame: pd.DataFrame) -> dict:
+    """Sentences are the instances; `pico_words` counts the words tagged I-PAR/I-INT/I-OUT."""
+    counts = Counter(tag for tags in frame["tags"] for tag in tags)
+    words = {tag: int(counts.get(tag, 0)) for tag in ("I-INT", "I-OUT", "I-PAR")}
+    return {"tokens": int(frame["tokens"].map(len).sum()), "pico_words": words,
+            "labelled_words": sum(words.values())}
+
+
 def _doccls(frame: pd.DataFrame) -> dict:
     return {"sentences": int(frame["sentences"].map(len).sum()),
             "label_counts": _label_counts(label for labels in frame["labels"] for label in labels)}
@@ -31,6 +39,7 @@ def _doccls(frame: pd.DataFrame) -> dict:
 # task type -> extra statistics of one split (besides `instances`)
 SPLIT_STATS = {
     "ner": _ner,
+    "pico": _pico,
     "re": lambda frame: {"label_counts": _label_counts(frame["label"])},
     "sts": lambda frame: {},
     "doccls": _doccls,

@@ -1,8 +1,15 @@
 """One cell: fine-tune (model, task, recipe, hparams, seed), evaluate dev and test after every
-epoch, select the epoch (`best_dev` or `last`) and write result.json + predictions.parquet."""
+epoch, select the epoch (`best_dev` or `last`) and write result.json + predictions.parquet.
+
+Training-data options (DESIGN §6): `train_on: train+dev` trains on both splits; nothing is then
+held out for selection, so the selection is forced to `last` (dev and test are still scored every
+epoch; dev is then seen in training). `train_subsample: N` keeps N training instances drawn with
+`subsample_seed` (default 0), independent of the cell's seed, so every seed sees the same subset.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import platform
@@ -18,7 +25,8 @@ import pandas as pd
 
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train.encode import IGNORE, load_encoded
+from blurbflow.train import tagging
+from blurbflow.train.encode import IGNORE, load_encoded, load_meta
 
 
 def seed_everything(seed: int) -> None:
@@ -41,17 +49,20 @@ def gold_labels(spec: TaskSpec, frame: pd.DataFrame) -> list:
     return frame["label"].astype(str).tolist()
 
 
-def decode(spec: TaskSpec, logits, data: dict, rows: list[int]) -> list:
-    """Turn a batch's logits into predictions shaped like `gold_labels`."""
+def decode(spec: TaskSpec, logits, data: dict, rows: list[int], scheme: str = "BIO") -> list:
+    """Turn a batch's logits into predictions shaped like `gold_labels` (word tags predicted in
+    the `tagging` scheme are decoded back to the prepared format first)."""
     import torch
 
     if spec.type in ("ner", "pico"):
+        labels = tagging.scheme_labels(spec.type, spec.labels, scheme)
         best = logits.argmax(-1)
         out = []
         for r, i in enumerate(rows):
             mask = torch.tensor(data["labels"][i]) != IGNORE
-            tags = [spec.labels[k] for k in best[r, : len(mask)][mask].tolist()]
-            out.append(tags + ["O"] * (data["n_words"][i] - len(tags)))  # words cut by truncation
+            tags = [labels[k] for k in best[r, : len(mask)][mask].tolist()]
+            tags += ["O"] * (data["n_words"][i] - len(tags))  # words cut by truncation
+            out.append(tagging.to_gold_format(tags, scheme, spec.type))
         return out
     if spec.type == "sts":
         return logits.squeeze(-1).tolist()
@@ -60,21 +71,106 @@ def decode(spec: TaskSpec, logits, data: dict, rows: list[int]) -> list:
     return [spec.labels[k] for k in logits.argmax(-1).tolist()]
 
 
-def predict(model, spec: TaskSpec, data: dict, batch_size: int, pad_id: int, label_dtype) -> list:
+def make_batch(
+    data: dict, rows: list[int], pad_id: int, label_dtype, entities: bool = False
+) -> dict:
+    """The padded batch; with `entities`, the RE entity positions that `re_pooling` reads."""
     import torch
 
-    from blurbflow.train.batching import collate, eval_batches
+    from blurbflow.train import batching
+
+    batch = batching.collate(data, rows, pad_id, label_dtype)
+    if entities:
+        batch["entity_spans"] = torch.tensor(
+            [[data["e1_span"][i], data["e2_span"][i]] for i in rows], dtype=torch.long
+        )
+        batch["entity_starts"] = torch.tensor(
+            [[data["e1_pos"][i], data["e2_pos"][i]] for i in rows], dtype=torch.long
+        )
+    return batch
+
+
+def predict(
+    model,
+    spec: TaskSpec,
+    data: dict,
+    batch_size: int,
+    pad_id: int,
+    label_dtype,
+    scheme: str = "BIO",
+    entities: bool = False,
+) -> list:
+    import torch
+
+    from blurbflow.train.batching import eval_batches
 
     model.eval()
     predictions: list = [None] * len(data["input_ids"])
     with torch.inference_mode():
         for rows in eval_batches(data["length"], batch_size):
-            batch = collate(data, rows, pad_id, label_dtype)
+            batch = make_batch(data, rows, pad_id, label_dtype, entities)
             batch.pop("labels")
             logits = model(**batch).logits.float()
-            for i, value in zip(rows, decode(spec, logits, data, rows), strict=True):
+            for i, value in zip(rows, decode(spec, logits, data, rows, scheme), strict=True):
                 predictions[i] = value
     return predictions
+
+
+def with_defaults(options: dict) -> dict:
+    """The options with every recipe key present (callers may pass fewer)."""
+    from blurbflow.config import GU_DEFAULTS
+
+    return {**GU_DEFAULTS, **options}
+
+
+def training_data(splits: dict[str, dict], options: dict) -> dict[str, list]:
+    """The training instances of the cell: train (or train+dev), then the fixed subsample."""
+    options = with_defaults(options)
+    train = splits["train"]
+    if options["train_on"] == "train+dev":
+        dev = splits["dev"]
+        train = {k: list(v) + list(dev[k]) for k, v in train.items()}
+    elif options["train_on"] != "train":
+        raise ValueError(f"train_on: unknown {options['train_on']!r}; use train or train+dev")
+    wanted = options["train_subsample"]
+    if wanted is not None:
+        size = len(train["input_ids"])
+        if not 0 < int(wanted) <= size:
+            raise ValueError(
+                f"train_subsample={wanted}: task {options.get('task')} has {size} training "
+                f"instances (train_on: {options['train_on']}); use 1 … {size}"
+            )
+        rng = random.Random(int(options["subsample_seed"]))
+        keep = sorted(rng.sample(range(size), int(wanted)))
+        train = {k: [v[i] for i in keep] for k, v in train.items()}
+    return train
+
+
+def entity_pooling(spec: TaskSpec, options: dict) -> str:
+    return with_defaults(options)["re_pooling"] if spec.type == "re" else "cls"
+
+
+def uses_markers(spec: TaskSpec, options: dict) -> bool:
+    return spec.type == "re" and with_defaults(options)["re_input"] == "markers"
+
+
+def check_encoded(meta: dict, spec: TaskSpec, options: dict, encoded_dir: Path) -> None:
+    """The tokenized data must have been made with the cell's input options."""
+    options = with_defaults(options)
+    for name, value in (meta.get("inputs") or {}).items():
+        if options.get(name) != value:
+            raise ValueError(
+                f"{encoded_dir} was tokenized with {name}={value!r} but the cell asks for "
+                f"{name}={options.get(name)!r}; tokenize again for these options"
+            )
+    pooling = entity_pooling(spec, options)
+    missing = sum(s.get("entities_not_found", 0) for s in meta.get("splits", {}).values())
+    if pooling != "cls" and missing:
+        raise ValueError(
+            f"task {spec.name}: re_pooling={pooling!r} needs both entities in every instance, "
+            f"but {missing} entity positions were not found with re_input="
+            f"{options['re_input']!r}; use re_pooling: cls for {spec.name}"
+        )
 
 
 def _versions() -> dict:
@@ -101,13 +197,28 @@ def _git_commit() -> str | None:
         return None
 
 
-def build_model_and_optimizer(options: dict, spec: TaskSpec, n_train: int):
-    """The model with the recipe's surgery applied, its optimizer and LR schedule."""
+def build_model_and_optimizer(
+    options: dict, spec: TaskSpec, n_train: int, num_tokens: int | None = None
+):
+    """The model with the recipe's head and surgery applied, its optimizer and LR schedule.
+    `num_tokens`: the tokenizer's size when tokens were added (entity markers)."""
     from blurbflow.models import surgery
     from blurbflow.models.load import load_for_task
     from blurbflow.train.optim import AdamW, linear_schedule
 
-    model = load_for_task(options["model_source"], spec, dropout=options["dropout"])
+    options = with_defaults(options)
+    labels = None
+    if spec.type in ("ner", "pico"):
+        labels = tagging.scheme_labels(spec.type, spec.labels, options["tagging"])
+    model = load_for_task(
+        options["model_source"],
+        spec,
+        dropout=options["dropout"],
+        labels=labels,
+        head=options["head"],
+        pooling=entity_pooling(spec, options),
+        num_tokens=num_tokens,
+    )
     surgery.remove_top(model, options["remove_top"])
     surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
     surgery.freeze_lower(model, options["freeze_lower"])
@@ -137,21 +248,39 @@ def train_cell(
     from blurbflow.metrics import chance_baseline, compute_metric
     from blurbflow.models.load import load_tokenizer
     from blurbflow.train import checkpoint
-    from blurbflow.train.batching import collate, train_batches
+    from blurbflow.train.batching import train_batches
 
     started, clock = datetime.now(UTC), time.monotonic()
     spec = get_task(options["task"])
+    settings = with_defaults(options)
     torch.set_num_threads(threads)
     seed_everything(int(options["seed"]))
 
+    check_encoded(load_meta(encoded_dir), spec, settings, encoded_dir)
     splits = {s: load_encoded(encoded_dir, s) for s in ("train", "dev", "test")}
+    train_data = training_data(splits, settings)
+    scheme = settings["tagging"] if spec.type in ("ner", "pico") else "BIO"
+    entities = entity_pooling(spec, settings) != "cls"
+    select = "last" if settings["train_on"] == "train+dev" else settings["select"]
     frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet") for s in ("dev", "test")}
     gold = {s: gold_labels(spec, frames[s]) for s in frames}
     train_gold = gold_labels(spec, pd.read_parquet(Path(data_dir) / "train.parquet"))
     label_dtype = torch.float32 if spec.type in ("sts", "doccls") else torch.long
-    pad_id = load_tokenizer(options["model_source"]).pad_token_id or 0
+    tokenizer = load_tokenizer(options["model_source"], entity_markers=uses_markers(spec, settings))
+    pad_id = tokenizer.pad_token_id or 0
+    num_tokens = None
+    if uses_markers(spec, settings):
+        from blurbflow.models.load import add_entity_markers
+
+        expected = load_meta(encoded_dir).get("added_tokens")
+        if expected and expected != add_entity_markers(tokenizer):
+            raise ValueError(
+                f"{encoded_dir}: entity marker ids {expected} differ from the model tokenizer's "
+                f"{add_entity_markers(tokenizer)}; tokenize again with this model's tokenizer"
+            )
+        num_tokens = len(tokenizer)
     model, optimizer, scheduler = build_model_and_optimizer(
-        options, spec, len(splits["train"]["input_ids"])
+        options, spec, len(train_data["input_ids"]), num_tokens
     )
 
     cell_dir = Path(result_path).parent
@@ -174,7 +303,7 @@ def train_cell(
             model.train()
             if state.batches is None:
                 state.batches = train_batches(
-                    splits["train"]["length"], int(options["batch_size"]), shuffler
+                    train_data["length"], int(options["batch_size"]), shuffler
                 )
             todo = state.batches[state.step :]
             for rows in tqdm(todo, desc=f"epoch {state.epoch}", mininterval=5, disable=None):
@@ -184,7 +313,8 @@ def train_cell(
                         f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
                         "the retry resumes from it"
                     )
-                loss = model(**collate(splits["train"], rows, pad_id, label_dtype)).loss
+                batch = make_batch(train_data, rows, pad_id, label_dtype, entities)
+                loss = model(**batch).loss
                 if not torch.isfinite(loss):
                     status, error = "diverged", f"loss became {loss.item()} at epoch {state.epoch}"
                     break
@@ -199,7 +329,16 @@ def train_cell(
             if status == "diverged":
                 break
             preds = {
-                s: predict(model, spec, splits[s], options["eval_batch_size"], pad_id, label_dtype)
+                s: predict(
+                    model,
+                    spec,
+                    splits[s],
+                    options["eval_batch_size"],
+                    pad_id,
+                    label_dtype,
+                    scheme,
+                    entities,
+                )
                 for s in ("dev", "test")
             }
             record = {
@@ -222,7 +361,7 @@ def train_cell(
     epochs = state.records
     selected, predictions = None, None
     if epochs:
-        if options["select"] == "last":
+        if select == "last":
             selected, predictions = epochs[-1], state.last_predictions
         else:
             selected, predictions = max(epochs, key=lambda e: e["dev"]), state.best_predictions
@@ -235,6 +374,9 @@ def train_cell(
         "error": error,
         "epochs": epochs,
         "selected_epoch": selected["epoch"] if selected else None,
+        "selection": select,
+        "train_instances": len(train_data["input_ids"]),
+        "train_ids_sha": hashlib.sha256("\n".join(train_data["id"]).encode()).hexdigest()[:16],
         "dev": selected["dev"] if selected else None,
         "test": selected["test"] if selected else None,
         "chance_dev": chance_baseline(spec, train_gold, gold["dev"]),

@@ -10,7 +10,18 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from blurbflow.data.generate import biosses, blurb_index, gad, hoc, ner, pubmedqa
+from blurbflow.data.generate import (
+    bioasq,
+    biosses,
+    blurb_index,
+    ddi,
+    ebmnlp,
+    gad,
+    hoc,
+    ner,
+    pubmedqa,
+)
+from blurbflow.data.generate import chemprot as chemprot_generator
 
 GENERATORS: dict[str, Callable[[Path, int], None]] = {
     **{name: partial(ner.generate, name) for name in ner.SOURCES},
@@ -19,6 +30,10 @@ GENERATORS: dict[str, Callable[[Path, int], None]] = {
     "hoc": hoc.generate,
     "pubmedqa": pubmedqa.generate,
     "blurb-index": blurb_index.generate,
+    "chemprot": chemprot_generator.generate,
+    "ddi": ddi.generate,
+    "ebmnlp": ebmnlp.generate,
+    "bioasq": bioasq.generate,
 }
 
 

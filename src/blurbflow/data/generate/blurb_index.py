@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from blurbflow.data.generate.bioasq import bioasq_split_ids
+from blurbflow.data.generate.ddi import ddi_split_files
+from blurbflow.data.generate.ebmnlp import ebmnlp_split_pmids
 from blurbflow.data.generate.hoc import hoc_split_pmids
 
 INDEXING = "data_generation/indexing"
@@ -19,8 +22,24 @@ def _hoc(folder: Path) -> None:
                                                    encoding="utf-8")
 
 
+def _ddi(folder: Path) -> None:
+    for split, paths in ddi_split_files().items():
+        # Newline-separated paths relative to DDIextraction_2013/, no final newline.
+        (folder / f"{split}_files.tsv").write_text("\n".join(paths), encoding="utf-8")
+
+
+def _ebmnlp(folder: Path) -> None:
+    for split, pmids in ebmnlp_split_pmids().items():
+        (folder / f"{split}_pmid.tsv").write_text(",".join(pmids), encoding="utf-8")
+
+
+def _bioasq(folder: Path) -> None:
+    for split, ids in bioasq_split_ids().items():
+        (folder / f"{split}_id.tsv").write_text(",".join(ids), encoding="utf-8")
+
+
 # indexing folder -> writer; other generated sources add their lists here.
-WRITERS = {"HoC": _hoc}
+WRITERS = {"HoC": _hoc, "DDI": _ddi, "ebmnlp": _ebmnlp, "BioASQ": _bioasq}
 
 
 def generate(out_dir: Path, seed: int) -> None:

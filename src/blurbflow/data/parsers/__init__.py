@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.data.parsers import biosses, conll, gad, hoc, pubmedqa
+from blurbflow.data.parsers import bioasq, biosses, conll, ddi, ebmpico, gad, hoc, pubmedqa
+from blurbflow.data.parsers import chemprot as chemprot_parser
 from blurbflow.data.parsers.common import COLUMNS, SPLITS
 from blurbflow.tasks.registry import TaskSpec, get_task
 
@@ -23,6 +24,10 @@ PARSERS: dict[str, Parser] = {
     "biosses": biosses.parse,
     "hoc": hoc.parse,
     "pubmedqa": pubmedqa.parse,
+    "chemprot": chemprot_parser.parse,
+    "ddi": ddi.parse,
+    "ebmpico": ebmpico.parse,
+    "bioasq": bioasq.parse,
 }
 
 __all__ = ["COLUMNS", "PARSERS", "SPLITS", "parse_task"]

@@ -19,7 +19,7 @@ TEST_HEADER = ["index", "sentence", "label"]
 FIX = "check the file is the BioBERT REdata GAD fold file (re-download the gad source)"
 # GAD has no entity spans or original text: the RE columns that other tasks fill stay empty.
 NO_SPANS = {"original_text": None, "e1_start": None, "e1_end": None, "e2_start": None,
-            "e2_end": None}
+            "e2_end": None, "e1_type": None, "e2_type": None}
 
 
 def _rows(path: Path, columns: list[str], skip_header: bool) -> list[tuple[int, list[str]]]:

@@ -1,0 +1,140 @@
+"""CPU training throughput of a blurbflow cell vs Hugging Face `Trainer` on the same model (real
+MiniLM-L6 BERT), the same tokenized real data (bc5chem train, first N sentences), batch size 32,
+one epoch, 2 threads. Timed from the first batch to the end of the epoch (no evaluation).
+
+    .venv/bin/python benchmarks/throughput.py [--sentences 2000]
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from blurbflow.config import GU_DEFAULTS
+from blurbflow.models.load import load_for_task, load_tokenizer
+from blurbflow.tasks import get_task
+from blurbflow.train import batching
+from blurbflow.train import cell as cell_module
+from blurbflow.train.encode import encode_task, load_encoded
+
+from common import minilm_path, parser, prepared
+
+TASK, BATCH, THREADS = "bc5chem", 32, 2
+
+
+class EpochDone(Exception):
+    pass
+
+
+def subset(data_dir: Path, out: Path, n: int) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "dev", "test"):
+        frame = pd.read_parquet(data_dir / f"{split}.parquet")
+        frame.head(n if split == "train" else 64).to_parquet(out / f"{split}.parquet")
+    return out
+
+
+def blurbflow_epoch(model_path: str, encoded: Path, data: Path, work: Path) -> float:
+    marks: dict[str, float] = {}
+    real_collate = batching.collate
+
+    def timed_collate(*args, **kwargs):
+        marks.setdefault("start", time.perf_counter())
+        return real_collate(*args, **kwargs)
+
+    def stop_at_eval(*args, **kwargs):
+        marks["end"] = time.perf_counter()
+        raise EpochDone
+
+    batching.collate, cell_module.predict = timed_collate, stop_at_eval
+    options = {
+        **GU_DEFAULTS,
+        "model": "minilm",
+        "model_source": model_path,
+        "task": TASK,
+        "recipe": "standard",
+        "hparams": "bench",
+        "lr": 5e-5,
+        "batch_size": BATCH,
+        "epochs": 1,
+        "max_length": 512,
+        "seed": 1,
+        "code_version": "bench",
+    }
+    try:
+        cell_module.train_cell(options, encoded, data, work / "cell/result.json", threads=THREADS)
+    except EpochDone:
+        pass
+    finally:
+        batching.collate = real_collate
+    return marks["end"] - marks["start"]
+
+
+def trainer_epoch(model_path: str, encoded: Path, group_by_length: bool, work: Path) -> float:
+    from datasets import Dataset
+    from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments
+
+    torch.set_num_threads(THREADS)
+    columns = load_encoded(encoded, "train")
+    dataset = Dataset.from_dict({k: columns[k] for k in ("input_ids", "token_type_ids", "labels")})
+    tokenizer = load_tokenizer(model_path)
+    model = load_for_task(model_path, get_task(TASK))
+    args = TrainingArguments(
+        output_dir=str(work / "trainer"),
+        per_device_train_batch_size=BATCH,
+        num_train_epochs=1,
+        learning_rate=5e-5,
+        weight_decay=0.01,
+        warmup_steps=0.1,
+        train_sampling_strategy="group_by_length" if group_by_length else "random",
+        save_strategy="no",
+        eval_strategy="no",
+        logging_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        dataloader_num_workers=0,
+        seed=1,
+        disable_tqdm=True,
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        data_collator=DataCollatorForTokenClassification(tokenizer),
+    )
+    return trainer.train().metrics["train_runtime"]
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--sentences", type=int, default=2000)
+    args = p.parse_args()
+    model_path = minilm_path()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data = subset(prepared(TASK, args.mirror), work / "data", args.sentences)
+        encoded = work / "encoded"
+        encode_task(get_task(TASK), data, load_tokenizer(model_path), 512, encoded)
+        n = len(load_encoded(encoded, "train")["input_ids"])
+        results = {
+            "blurbflow cell": blurbflow_epoch(model_path, encoded, data, work),
+            "HF Trainer (defaults)": trainer_epoch(model_path, encoded, False, work),
+            "HF Trainer (group_by_length)": trainer_epoch(model_path, encoded, True, work),
+        }
+    base = results["HF Trainer (defaults)"]
+    print(f"{TASK}: {n} training sentences, MiniLM-L6-H384, batch {BATCH}, {THREADS} threads")
+    for name, seconds in results.items():
+        print(
+            f"  {name:30} {seconds:7.1f} s/epoch  {n / seconds:7.1f} sentences/s  "
+            f"{base / seconds:5.2f}x Trainer"
+        )
+    print(json.dumps({k: round(v, 2) for k, v in results.items()}))
+
+
+if __name__ == "__main__":
+    main()
