@@ -11,6 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
@@ -103,3 +104,21 @@ def test_second_data_run_does_nothing_for_prepared_tasks(data_run, mirror_url):
         out.split("/")[2] for outs in jobs.values() for out in outs if out.startswith("resources/")
     }
     assert planned <= {"ebmnlp", "bioasq", "ebmpico"}, jobs
+
+
+def test_second_data_run_on_the_mirrored_tasks_does_nothing(data_run, mirror_url):
+    workdir, _ = data_run
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    for study in config["studies"].values():
+        study["tasks"] = [t for t in study["tasks"] if t not in ("ebmpico", "bioasq")]
+    (workdir / "config/mirrored.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(
+        workdir,
+        "-n",
+        "data",
+        "--configfile",
+        "config/mirrored.yaml",
+        "--config",
+        f"mirror={mirror_url}",
+    )
+    assert run.returncode == 0 and "Nothing to be done" in run.stdout + run.stderr

@@ -14,7 +14,6 @@ import json
 import math
 import platform
 import random
-import resource
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -99,10 +98,12 @@ def predict(
     label_dtype,
     scheme: str = "BIO",
     entities: bool = False,
+    device=None,
 ) -> list:
     import torch
 
     from blurbflow.train.batching import eval_batches
+    from blurbflow.train.device import autocast, to_device
 
     model.eval()
     predictions: list = [None] * len(data["input_ids"])
@@ -110,7 +111,9 @@ def predict(
         for rows in eval_batches(data["length"], batch_size):
             batch = make_batch(data, rows, pad_id, label_dtype, entities)
             batch.pop("labels")
-            logits = model(**batch).logits.float()
+            device = device or torch.device("cpu")
+            with autocast(device):
+                logits = model(**to_device(batch, device)).logits.float().cpu()
             for i, value in zip(rows, decode(spec, logits, data, rows, scheme), strict=True):
                 predictions[i] = value
     return predictions
@@ -198,10 +201,10 @@ def _git_commit() -> str | None:
 
 
 def build_model_and_optimizer(
-    options: dict, spec: TaskSpec, n_train: int, num_tokens: int | None = None
+    options: dict, spec: TaskSpec, n_train: int, num_tokens: int | None = None, device=None
 ):
-    """The model with the recipe's head and surgery applied, its optimizer and LR schedule.
-    `num_tokens`: the tokenizer's size when tokens were added (entity markers)."""
+    """The model with the recipe's head and surgery applied (on `device`), its optimizer and LR
+    schedule. `num_tokens`: the tokenizer's size when tokens were added (entity markers)."""
     from blurbflow.models import surgery
     from blurbflow.models.load import load_for_task
     from blurbflow.train.optim import AdamW, linear_schedule
@@ -222,6 +225,8 @@ def build_model_and_optimizer(
     surgery.remove_top(model, options["remove_top"])
     surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
     surgery.freeze_lower(model, options["freeze_lower"])
+    if device is not None:
+        model.to(device)
     groups = surgery.parameter_groups(
         model, options["lr"], options["weight_decay"], options["layerwise_lr_decay"]
     )
@@ -249,6 +254,7 @@ def train_cell(
     from blurbflow.models.load import load_tokenizer
     from blurbflow.train import checkpoint
     from blurbflow.train.batching import train_batches
+    from blurbflow.train.device import autocast, peak_memory_mb, select_device, to_device
 
     started, clock = datetime.now(UTC), time.monotonic()
     spec = get_task(options["task"])
@@ -279,8 +285,9 @@ def train_cell(
                 f"{add_entity_markers(tokenizer)}; tokenize again with this model's tokenizer"
             )
         num_tokens = len(tokenizer)
+    device = select_device()
     model, optimizer, scheduler = build_model_and_optimizer(
-        options, spec, len(train_data["input_ids"]), num_tokens
+        options, spec, len(train_data["input_ids"]), num_tokens, device
     )
 
     cell_dir = Path(result_path).parent
@@ -313,8 +320,11 @@ def train_cell(
                         f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
                         "the retry resumes from it"
                     )
-                batch = make_batch(train_data, rows, pad_id, label_dtype, entities)
-                loss = model(**batch).loss
+                batch = to_device(
+                    make_batch(train_data, rows, pad_id, label_dtype, entities), device
+                )
+                with autocast(device):
+                    loss = model(**batch).loss
                 if not torch.isfinite(loss):
                     status, error = "diverged", f"loss became {loss.item()} at epoch {state.epoch}"
                     break
@@ -338,6 +348,7 @@ def train_cell(
                     label_dtype,
                     scheme,
                     entities,
+                    device,
                 )
                 for s in ("dev", "test")
             }
@@ -385,8 +396,8 @@ def train_cell(
         "gpu_hours": round((time.monotonic() - clock) / 3600, 6)
         if torch.cuda.is_available()
         else 0.0,
-        "peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "device": "cuda" if torch.cuda.is_available() else "cpu",
+        "peak_memory_mb": peak_memory_mb(device),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "versions": _versions(),
         "git_commit": _git_commit(),
         "started": started.isoformat(),

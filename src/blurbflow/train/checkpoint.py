@@ -62,6 +62,7 @@ def save(
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
         "torch_rng": torch.get_rng_state(),
+        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
         "shuffler": shuffler.getstate(),
     }
     with atomic_path(Path(cell_dir) / CHECKPOINT) as tmp:
@@ -75,7 +76,7 @@ def load(
     path = Path(cell_dir) / CHECKPOINT
     if not path.exists():
         return None
-    payload = torch.load(path, weights_only=True)
+    payload = torch.load(path, weights_only=True, map_location="cpu")
     if payload["options"] != options_json:
         path.unlink()  # written for other options: start afresh
         return None
@@ -83,6 +84,8 @@ def load(
     optimizer.load_state_dict(payload["optimizer"])
     scheduler.load_state_dict(payload["scheduler"])
     torch.set_rng_state(payload["torch_rng"])
+    if payload["cuda_rng"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(payload["cuda_rng"])
     version, internal, gauss = payload["shuffler"]
     shuffler.setstate((version, tuple(internal), gauss))
     return LoopState(**payload["loop"])
