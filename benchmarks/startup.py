@@ -30,15 +30,24 @@ from blurbflow.train import cell, optim
 from blurbflow.train.encode import encode_task
 from blurbflow.models.load import load_tokenizer
 from blurbflow.tasks import get_task
+from transformers import AutoModelForTokenClassification, AutoTokenizer  # noqa: F401
+from transformers.models.bert import modeling_bert  # noqa: F401  (lazy in transformers)
 t_imports = time.perf_counter()
 options, encoded, data, out, retokenize = json.loads(sys.argv[1])
 if retokenize:
     encode_task(get_task(options["task"]), Path(data), load_tokenizer(options["model_source"]),
                 options["max_length"], Path(encoded))
+marks = {}
+real_forward = cell.make_batch
+def first_batch(*a, **k):  # the cell is ready: its first training batch goes to the model
+    marks.setdefault("ready", time.perf_counter())
+    return real_forward(*a, **k)
 def first_step(self, *a, **k):
     now = time.perf_counter()
-    print(json.dumps({"total": now - t0, "after_imports": now - t_imports}))
+    print(json.dumps({"total": now - t0, "after_imports": now - t_imports,
+                      "ready_total": marks["ready"] - t0, "ready": marks["ready"] - t_imports}))
     sys.exit(0)
+cell.make_batch = first_batch
 optim.AdamW.step = first_step
 cell.train_cell(options, Path(encoded), Path(data), Path(out))
 """
@@ -84,17 +93,22 @@ def main() -> None:
                 run(options, Path(tmp) / "fresh", data, Path(tmp) / "b/r.json", True)
             )
     medians = {
-        name: {key: statistics.median(r[key] for r in runs) for key in ("total", "after_imports")}
+        name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         for name, runs in results.items()
     }
-    print(f"{args.task}: seconds to the first optimizer step (median of {args.repeats})")
-    for name, m in medians.items():
-        print(f"  {name:24} process {m['total']:6.2f}   after imports {m['after_imports']:6.2f}")
     base, ours = medians["re-tokenizing baseline"], medians["cached (blurbflow)"]
-    print(
-        f"  ratio: process {ours['total'] / base['total']:.3f}   "
-        f"after imports {ours['after_imports'] / base['after_imports']:.3f}"
+    columns = (
+        ("first batch, process", "ready_total"),
+        ("first batch, after imports", "ready"),
+        ("first optimizer step, process", "total"),
+        ("first optimizer step, after imports", "after_imports"),
     )
+    print(f"{args.task}: seconds from start to ... (median of {args.repeats} fresh processes)")
+    for label, key in columns:
+        print(
+            f"  {label:38} cached {ours[key]:6.2f}  re-tokenizing {base[key]:6.2f}  "
+            f"ratio {ours[key] / base[key]:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ epoch; dev is then seen in training). `train_subsample: N` keeps N training inst
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -33,8 +34,7 @@ def seed_everything(seed: int) -> None:
 
     random.seed(seed)
     np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.manual_seed(seed)  # CPU kernels used here are deterministic without more flags
 
 
 def gold_labels(spec: TaskSpec, frame: pd.DataFrame) -> list:
@@ -262,19 +262,36 @@ def train_cell(
     torch.set_num_threads(threads)
     seed_everything(int(options["seed"]))
 
-    check_encoded(load_meta(encoded_dir), spec, settings, encoded_dir)
-    splits = {s: load_encoded(encoded_dir, s) for s in ("train", "dev", "test")}
+    meta = load_meta(encoded_dir)
+    check_encoded(meta, spec, settings, encoded_dir)
+
+    # Only what the first step needs is read up front; evaluation data loads at the first eval.
+    @functools.cache
+    def encoded(split: str) -> dict:
+        return load_encoded(encoded_dir, split)
+
+    @functools.cache
+    def frame(split: str) -> pd.DataFrame:
+        return pd.read_parquet(Path(data_dir) / f"{split}.parquet")
+
+    @functools.cache
+    def gold(split: str) -> list:
+        return gold_labels(spec, frame(split))
+
+    splits = {"train": encoded("train")}
+    if settings["train_on"] == "train+dev":
+        splits["dev"] = encoded("dev")
     train_data = training_data(splits, settings)
     scheme = settings["tagging"] if spec.type in ("ner", "pico") else "BIO"
     entities = entity_pooling(spec, settings) != "cls"
     select = "last" if settings["train_on"] == "train+dev" else settings["select"]
-    frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet") for s in ("dev", "test")}
-    gold = {s: gold_labels(spec, frames[s]) for s in frames}
-    train_gold = gold_labels(spec, pd.read_parquet(Path(data_dir) / "train.parquet"))
     label_dtype = torch.float32 if spec.type in ("sts", "doccls") else torch.long
-    tokenizer = load_tokenizer(options["model_source"], entity_markers=uses_markers(spec, settings))
-    pad_id = tokenizer.pad_token_id or 0
-    num_tokens = None
+    pad_id, num_tokens = meta.get("pad_id"), None
+    if pad_id is None or uses_markers(spec, settings):
+        tokenizer = load_tokenizer(
+            options["model_source"], entity_markers=uses_markers(spec, settings)
+        )
+        pad_id = tokenizer.pad_token_id or 0
     if uses_markers(spec, settings):
         from blurbflow.models.load import add_entity_markers
 
@@ -342,7 +359,7 @@ def train_cell(
                 s: predict(
                     model,
                     spec,
-                    splits[s],
+                    encoded(s),
                     options["eval_batch_size"],
                     pad_id,
                     label_dtype,
@@ -355,8 +372,8 @@ def train_cell(
             record = {
                 "epoch": state.epoch,
                 "train_loss": float(np.mean(state.losses)),
-                "dev": compute_metric(spec, gold["dev"], preds["dev"]),
-                "test": compute_metric(spec, gold["test"], preds["test"]),
+                "dev": compute_metric(spec, gold("dev"), preds["dev"]),
+                "test": compute_metric(spec, gold("test"), preds["test"]),
                 "seconds": round(time.monotonic() - t0, 3),
             }
             if not state.records or record["dev"] > max(r["dev"] for r in state.records):
@@ -390,8 +407,8 @@ def train_cell(
         "train_ids_sha": hashlib.sha256("\n".join(train_data["id"]).encode()).hexdigest()[:16],
         "dev": selected["dev"] if selected else None,
         "test": selected["test"] if selected else None,
-        "chance_dev": chance_baseline(spec, train_gold, gold["dev"]),
-        "chance_test": chance_baseline(spec, train_gold, gold["test"]),
+        "chance_dev": chance_baseline(spec, gold("train"), gold("dev")),
+        "chance_test": chance_baseline(spec, gold("train"), gold("test")),
         "wall_seconds": round(time.monotonic() - clock, 3),
         "gpu_hours": round((time.monotonic() - clock) / 3600, 6)
         if torch.cuda.is_available()
@@ -405,10 +422,10 @@ def train_cell(
     }
     rows = []
     for split, values in (predictions or {}).items():
-        ids = frames[split]["id"].astype(str).tolist()
+        ids = frame(split)["id"].astype(str).tolist()
         rows += [
             {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
-            for i, g, p in zip(ids, gold[split], values, strict=True)
+            for i, g, p in zip(ids, gold(split), values, strict=True)
         ]
     write_parquet_atomic(
         cell_dir / "predictions.parquet",

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -241,6 +242,7 @@ def encode_task(
             "inputs": inputs,
             "tokenizer": tokenizer.name_or_path,
             "vocab_size": len(tokenizer),
+            "pad_id": tokenizer.pad_token_id or 0,
             "added_tokens": added,
             "splits": {},
         }
@@ -276,8 +278,42 @@ def encode_task(
     return meta
 
 
-def load_encoded(out_dir: Path, split: str) -> dict[str, list]:
-    return pq.read_table(Path(out_dir) / f"{split}.parquet").to_pydict()
+class RaggedColumn(Sequence):
+    """A parquet list column kept as flat numpy values + offsets; row i becomes a Python list
+    only when a batch asks for it (converting a whole large split costs a cell's start-up)."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        array = column.combine_chunks()
+        self._offsets = array.offsets.to_numpy()
+        self._values = array.values.to_numpy(zero_copy_only=False)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._values[self._offsets[index] : self._offsets[index + 1]].tolist()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # mutable-looking sequence semantics, as list
+
+
+def load_encoded(out_dir: Path, split: str) -> dict[str, Sequence]:
+    """An encoded split: flat list columns as RaggedColumn, everything else as Python lists."""
+    table = pq.read_table(Path(out_dir) / f"{split}.parquet")
+    columns: dict[str, Sequence] = {}
+    for name in table.column_names:
+        column = table.column(name)
+        flat_list = pa.types.is_list(column.type) and not pa.types.is_nested(column.type.value_type)
+        columns[name] = RaggedColumn(column) if flat_list else column.to_pylist()
+    return columns
 
 
 def load_meta(out_dir: Path) -> dict:
