@@ -9,6 +9,7 @@ from blurbflow.config import (
     input_key,
     options_json,
 )
+from blurbflow.cluster import cell_resources
 from blurbflow.tasks import TASKS
 
 try:
@@ -57,6 +58,17 @@ def corpus_files(wildcards):
 def tokenized_dir(wildcards):
     cell = cell_of(wildcards)
     return f"resources/tokenized/{cell.model}/{cell.task}/{input_key(cell.task, cell.options)}"
+
+
+def cell_resource(name):
+    """A resource callable for the finetune rule (blurbflow.cluster.cell_resources)."""
+
+    def resource(wildcards, attempt):
+        cell = cell_of(wildcards)
+        size = config["models"][cell.model].get("size", "base")
+        return cell_resources(cell.options, size, attempt, config.get("resources"))[name]
+
+    return resource
 
 
 def model_source(model):

@@ -15,6 +15,11 @@ rule finetune:
     log:
         "results/logs/cells/{model}/{task}/{recipe}/{hparams}/seed{seed}.log",
     threads: 1
+    resources:
+        gpu=cell_resource("gpu"),
+        cpus_per_task=cell_resource("cpus_per_task"),
+        mem_mb=cell_resource("mem_mb"),
+        runtime=cell_resource("runtime"),
     conda:
         BLURBFLOW_ENV
     shell:

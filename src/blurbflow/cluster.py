@@ -1,0 +1,54 @@
+"""What one cell asks a cluster for: a GPU, CPUs, memory and a time limit by model size and
+task, scaled by Snakemake's `attempt` so a retried (timed-out) cell gets more time.
+The table below is the default; a config's `resources` mapping overrides any entry."""
+
+from __future__ import annotations
+
+import math
+
+from blurbflow.tasks import get_task
+
+# model size -> (cpus, mem_mb, minutes per 1,000 training instances per epoch)
+SIZES = {
+    "tiny": (2, 4000, 0.05),
+    "small": (4, 16000, 0.3),
+    "base": (8, 32000, 0.6),
+    "large": (8, 64000, 1.8),
+}
+# typical training-set sizes, to turn epochs into minutes before any data is prepared
+TRAIN_INSTANCES = {
+    "bc5chem": 4560,
+    "bc5disease": 4560,
+    "ncbidisease": 5424,
+    "bc2gm": 12574,
+    "jnlpba": 18607,
+    "ebmpico": 33000,
+    "chemprot": 18035,
+    "ddi": 25296,
+    "gad": 4261,
+    "biosses": 64,
+    "hoc": 1295,
+    "pubmedqa": 450,
+    "bioasq": 670,
+}
+MIN_MINUTES, OVERHEAD_MINUTES = 15, 10
+
+
+def cell_resources(
+    options: dict, size: str, attempt: int = 1, overrides: dict | None = None
+) -> dict:
+    """Snakemake resources of one cell (gpu, cpus_per_task, mem_mb, runtime in minutes)."""
+    table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
+    if size not in table:
+        raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
+    cpus, mem_mb, per_thousand = table[size]
+    task = get_task(options["task"]).name
+    instances = options.get("train_subsample") or TRAIN_INSTANCES[task]
+    length_factor = options.get("max_length", 512) / 256
+    minutes = OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
+    return {
+        "gpu": 1,
+        "cpus_per_task": cpus,
+        "mem_mb": mem_mb,
+        "runtime": math.ceil(max(MIN_MINUTES, minutes)) * attempt,
+    }
