@@ -1,4 +1,5 @@
-"""The demo end to end through snakemake (one shared run), then the stale-only re-run rules."""
+"""The demo end to end through snakemake (one shared run: the `demo` fixture in conftest.py),
+then the stale-only re-run rules."""
 
 from __future__ import annotations
 
@@ -6,18 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow_helpers import copy_workflow, planned_jobs, snakemake
+from workflow_helpers import planned_jobs, snakemake
 
 pytestmark = pytest.mark.e2e
 DEMO_CELLS = 20
-
-
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("demo"))
-    run = snakemake(workdir, "--configfile", "config/demo.yaml", "--cores", "2", "all")
-    assert run.returncode == 0, run.stderr[-5000:]
-    return workdir
 
 
 def _dry_run(workdir, configfile):

@@ -115,3 +115,70 @@ def test_report_from_the_parquet_file(tmp_path):
     html = out.read_text()
     assert "92.0 (1.1)" in html and "CUDA &lt;out of memory&gt;" in html
     assert html.count("first cell started") == 1  # the caller's provenance wins, once
+
+
+def test_report_explains_the_statistics_and_shows_failure_rates(tmp_path):
+    html = render(tmp_path)
+    assert "Welch" in html and "Mann–Whitney U" in html and "Holm–Bonferroni" in html
+    assert "unequal" in html or "does not assume equal variances" in html
+    assert 'class="failures"' in html and "failure rate %" in html
+    assert 'class="tests"' in html and "p (Welch)" in html and "p (MWU)" in html
+    # compute spent: 9 cells (7 ok, 1 failed, 1 missing), 8 of them with 0.5 GPU-hours
+    assert "9 cells, 4.00 GPU-hours" in html
+
+
+def test_report_groups_missing_cells_and_lists_errors(tmp_path):
+    html = render(tmp_path)
+    assert "Missing cells (1)" in html
+    missing = html.split("Missing cells (1)")[1]
+    assert "bc5chem" in missing and "lr5e-5" in missing
+
+
+def test_report_flags_collapsed_seeds(tmp_path):
+    paths = [write_result(tmp_path, "pubmedbert", "biosses", r, "h", seed, value)
+             for r, values in (("standard", [80.0, 82.0]), ("llrd", [84.0, 1.0]))
+             for seed, value in enumerate(values, start=1)]
+    # seed 2 of llrd collapsed: dev at chance (the helper writes dev 50, chance 0: rewrite it)
+    collapsed = json.loads(paths[-1].read_text())
+    collapsed.update(dev=0.0)
+    paths[-1].write_text(json.dumps(collapsed))
+    study = {**STUDIES["recipes"], "tasks": ["biosses"]}
+    out = tmp_path / "r.html"
+    render_report(load_cells(paths), {"s": study}, out, {})
+    html = out.read_text()
+    assert 'class="seed-collapsed"' in html and "(dev at or below chance)" in html
+    assert 'fill="#b42323"' in html  # the collapsed dot is red
+    failures = html.split('class="failures"')[1].split("</table>")[0]
+    assert "<td>llrd</td><td>50.0</td><td>2</td><td>0</td><td>1</td>" in failures
+
+
+def test_report_overview_blurb_table_for_broad_studies(tmp_path):
+    tasks = {"ncbidisease": 85.0, "gad": 80.0, "biosses": 90.0, "hoc": 82.0, "pubmedqa": 60.0}
+    paths = [write_result(tmp_path, model, task, "standard", "h", seed, score + seed + bonus)
+             for model, bonus in (("a", 0.0), ("b", 1.0))
+             for task, score in tasks.items() for seed in (1, 2)]
+    study = {"title": "Broad", "models": ["a", "b"], "tasks": list(tasks),
+             "recipes": ["standard"], "seeds": 2, "table": {"rows": "task", "columns": ["model"]}}
+    out = tmp_path / "r.html"
+    render_report(load_cells(paths), {"broad": study}, out, {})
+    html = out.read_text()
+    overview = html.split('class="blurb-overview"')[1].split("</table>")[0]
+    label = "BLURB (ner, re, sts, doccls, qa)"
+    assert label in overview
+    # a: mean over types of 86.5, 81.5, 91.5, 83.5, 61.5 = 80.9; b: 81.9 (the best)
+    assert '<td class="blurb">80.9</td>' in overview and "<th>model</th>" in overview
+    assert '<td class="blurb best">81.9</td>' in overview
+
+
+def test_report_seed_columns_follow_each_tasks_seeds(tmp_path):
+    paths = [write_result(tmp_path, "m", task, "standard", "h", seed, 50.0 + seed)
+             for task, n in (("bc5chem", 2), ("biosses", 4)) for seed in range(1, n + 1)]
+    study = {"models": ["m"], "tasks": ["bc5chem", "biosses"], "recipes": ["standard"],
+             "seeds": {"default": 2, "biosses": 4}, "table": {"rows": "task", "columns": []}}
+    out = tmp_path / "r.html"
+    render_report(load_cells(paths), {"s": study}, out, {})
+    html = out.read_text()
+    sections = html.split('<table class="seeds">')
+    bc5chem, biosses = (section.split("</thead>")[0] for section in sections[1:])
+    assert bc5chem.endswith("<th>seed 2</th></tr>\n  ") or "seed 2</th></tr>" in bc5chem
+    assert "seed 3" not in bc5chem and "seed 4</th></tr>" in biosses

@@ -6,10 +6,12 @@ import pandas as pd
 import pytest
 
 from blurbflow.results.aggregate import load_cells, select_hparams, write_cells
+from blurbflow.results.stats import baseline_tests
 from blurbflow.results.tables import (
-    baseline_tests,
+    column_labels,
     format_table,
     study_table,
+    to_latex,
     to_markdown,
     write_table,
 )
@@ -79,11 +81,13 @@ def test_write_cells_roundtrip(tmp_path):
     assert not list((tmp_path / "results").glob(".*.tmp"))
 
 
-def frame_of(rows):
+def frame_of(rows, chance_dev=0.0):
     """A cells frame from (model, task, recipe, hparams, seed, dev, test, status) tuples."""
     columns = ["model", "task", "recipe", "hparams", "seed", "dev", "test", "status"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["gpu_hours"] = 0.1
+    frame["wall_seconds"] = 360.0
+    frame["chance_dev"] = chance_dev
     return frame
 
 
@@ -204,7 +208,11 @@ def test_write_table_files(tmp_path):
     assert "| task | base | llrd |" in markdown and "| bc5chem | **93.0 (3.6)** | 91.0 (0.0) |" in (
         markdown
     )
+    medians = markdown.split("Median over seeds")[1]
+    assert "| bc5chem | 92.0 (n=3) | 91.0 (n=3) |" in medians
+    assert "| BLURB (ner, re, sts) | 77.0 | 84.8 |" in medians  # base: (87 + 74 + 70) / 3
     tex = (tmp_path / "tables" / "recipes.tex").read_text()
+    assert tex.count(r"\begin{tabular}") == 2 and "92.0 (n=3)" in tex
     assert r"\textbf{93.0 (3.6)}" in tex and r"\begin{tabular}{lrr}" in tex
 
 
@@ -224,3 +232,193 @@ def test_unreadable_path_is_kept_as_a_row(tmp_path):
     frame = load_cells([tmp_path / "elsewhere" / "result.json"])
     assert list(frame["status"]) == ["missing"] and frame.loc[0, "model"] is None
     assert len(select_hparams(frame)) == 1
+
+
+# --- seeds per task -------------------------------------------------------------------------
+
+GU_SEEDS = {"default": 5, "biosses": 10}
+
+
+def test_study_seeds_mapping_filters_each_task_to_its_own_seeds():
+    from blurbflow.results.tables import in_study, study_seeds
+
+    study = {**STUDY, "tasks": ["bc5chem", "biosses"], "recipes": ["base"], "seeds": GU_SEEDS,
+             "table": {"rows": "task", "columns": ["recipe"]}}
+    assert study_seeds(study, "bc5chem") == [1, 2, 3, 4, 5]
+    assert study_seeds(study, "biosses") == list(range(1, 11))
+    assert study_seeds(study) == list(range(1, 11))  # the union
+    rows = [("m", task, "base", "h", seed, 50.0, float(seed), "ok")
+            for task in ("bc5chem", "biosses") for seed in range(1, 11)]
+    frame = frame_of(rows)
+    kept = frame[in_study(frame, study)]
+    assert sorted(kept[kept["task"] == "bc5chem"]["seed"]) == [1, 2, 3, 4, 5]
+    assert sorted(kept[kept["task"] == "biosses"]["seed"]) == list(range(1, 11))
+    table = study_table(frame, "s", study)
+    assert table.loc["bc5chem", ("base", "n")] == 5 and table.loc["bc5chem", ("base", "mean")] == 3
+    assert table.loc["biosses", ("base", "n")] == 10
+    assert table.loc["biosses", ("base", "mean")] == pytest.approx(5.5)
+
+
+# --- table layouts whose rows are recipes or models ------------------------------------------
+
+def layout_frame():
+    """Two models x two recipes on biosses and gad, three seeds each, known test scores."""
+    base = {("m1", "biosses", "std"): 80.0, ("m1", "biosses", "llrd"): 84.0,
+            ("m2", "biosses", "std"): 86.0, ("m2", "biosses", "llrd"): 85.0,
+            ("m1", "gad", "std"): 70.0, ("m1", "gad", "llrd"): 69.0,
+            ("m2", "gad", "std"): 72.0, ("m2", "gad", "llrd"): 75.0}
+    rows = [(m, t, r, "h", seed, 50.0, value + seed - 2, "ok")
+            for (m, t, r), value in base.items() for seed in (1, 2, 3)]
+    return frame_of(rows)
+
+
+def test_recipes_as_rows_mark_the_best_recipe_per_model_and_task():
+    # Tinn Table 3/8: rows = recipes, columns = models (one task)
+    study = {"models": ["m1", "m2"], "tasks": ["biosses"], "recipes": ["std", "llrd"],
+             "seeds": 3, "baseline": "std", "table": {"rows": "recipe", "columns": ["model"]}}
+    table = study_table(layout_frame(), "t3", study)
+    assert list(table.index) == ["std", "llrd"]
+    assert column_labels(table) == ["m1", "m2"]  # no BLURB with a single task
+    assert table.loc["llrd", ("m1", "mean")] == 84.0 and table.loc["std", ("m2", "mean")] == 86.0
+    best = table.xs("best", axis=1, level="stat")
+    # the best recipe in each column (per model), not one best in the whole table
+    assert best.to_dict() == {"m1": {"std": False, "llrd": True}, "m2": {"std": True,
+                                                                         "llrd": False}}
+    assert "recipes, for the same model" in table.attrs["best_rule"]
+    markdown = to_markdown(table)
+    assert "| recipe | m1 | m2 |" in markdown
+    assert "| llrd | **84.0 (1.0)** | 85.0 (1.0) |" in markdown
+
+
+def test_recipes_as_rows_with_model_and_task_columns_get_blurb_columns_per_model():
+    # Tinn Table 4/8 layout: rows = recipes, columns = (model, task)
+    study = {"models": ["m1", "m2"], "tasks": ["biosses", "gad"], "recipes": ["std", "llrd"],
+             "seeds": 3, "baseline": "std",
+             "table": {"rows": "recipe", "columns": ["model", "task"]}}
+    table = study_table(layout_frame(), "t8", study)
+    labels = column_labels(table)
+    assert labels[:4] == ["m1 / gad", "m1 / biosses", "m2 / gad", "m2 / biosses"]  # BLURB order
+    assert labels[4:] == ["BLURB (re, sts) / m1", "BLURB (re, sts) / m2"]
+    assert table.loc["std", ("BLURB (re, sts) / m1", "mean")] == pytest.approx((80 + 70) / 2)
+    assert table.loc["llrd", ("BLURB (re, sts) / m2", "mean")] == pytest.approx((85 + 75) / 2)
+    best = table.xs("best", axis=1, level="stat")
+    assert best.loc["llrd", "BLURB (re, sts) / m1"]  # 76.5 vs 75.0
+    assert best.loc["llrd", "BLURB (re, sts) / m2"]  # 80.0 vs 79.0
+    assert best.loc["std", "m1 / gad"] and not best.loc["llrd", "m1 / gad"]
+    tex = to_latex(table)
+    assert r"\begin{tabular}{lrrrrrr}" in tex and r"BLURB (re, sts) / m1" in tex
+
+
+def test_models_as_rows_mark_the_best_model_per_task():
+    study = {"models": ["m1", "m2"], "tasks": ["biosses", "gad"], "recipes": ["std"],
+             "seeds": 3, "table": {"rows": "model", "columns": ["task"]}}
+    table = study_table(layout_frame(), "models", study)
+    assert list(table.index) == ["m1", "m2"]
+    best = table.xs("best", axis=1, level="stat")
+    assert best.loc["m2"].all() and not best.loc["m1"].any()  # m2 better on both and on BLURB
+    assert "models, for the same task" in table.attrs["best_rule"]
+
+
+def test_blurb_overview_per_type_means():
+    from blurbflow.results.tables import blurb_overview
+
+    study = {**STUDY, "seeds": [1, 2, 3]}
+    overview = blurb_overview(study_frame(), study)
+    assert list(overview.index) == ["base", "llrd"]
+    assert list(overview.columns) == ["ner", "re", "sts", "BLURB (ner, re, sts)", "n"]
+    assert overview.loc["base", "ner"] == pytest.approx(87.5)
+    assert overview.loc["llrd", "BLURB (ner, re, sts)"] == pytest.approx((88.5 + 78 + 88) / 3)
+    assert overview.loc["llrd", "n"] == 1
+    assert blurb_overview(study_frame(), {**study, "tasks": ["bc5chem"]}).empty
+
+
+# --- statistics with known values ----------------------------------------------------------
+
+def test_welch_p_matches_the_textbook_formula():
+    from scipy.stats import t as student_t
+
+    from blurbflow.results.stats import welch_p
+
+    a, b = [85.0, 88.0, 91.0], [60.0, 70.0, 80.0]
+    va, vb = statistics.variance(a) / 3, statistics.variance(b) / 3  # 3.0 and 33.33
+    t_value = (statistics.mean(a) - statistics.mean(b)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 2)  # Welch–Satterthwaite
+    assert t_value == pytest.approx(2.98621, abs=1e-5) and df == pytest.approx(2.35711, abs=1e-5)
+    assert welch_p(a, b) == pytest.approx(2 * student_t.sf(t_value, df))
+    assert welch_p(a, b) == pytest.approx(0.0788, abs=1e-4)
+    assert math.isnan(welch_p([1.0], b)) and math.isnan(welch_p([1.0, 1.0], [1.0, 1.0]))
+
+
+def test_mannwhitney_exact_p_values():
+    from blurbflow.results.stats import mannwhitney_p
+
+    # completely separated samples of 3 and 3: 2 of the C(6,3) = 20 orderings are as extreme
+    assert mannwhitney_p([85.0, 88.0, 91.0], [60.0, 70.0, 80.0]) == pytest.approx(0.1)
+    # 5 vs 5 separated: 2 / C(10,5) = 2/252
+    assert mannwhitney_p([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(2 / 252)
+    assert math.isnan(mannwhitney_p([1.0], [2.0, 3.0]))
+
+
+def test_holm_adjustment():
+    from blurbflow.results.stats import holm
+
+    adjusted = holm([0.01, 0.04, 0.03, math.nan])
+    assert adjusted[:3] == pytest.approx([0.03, 0.06, 0.06]) and math.isnan(adjusted[3])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([]) == []
+
+
+def test_baseline_tests_columns_and_known_values():
+    tests = baseline_tests(study_frame(), STUDY).set_index("task")
+    biosses = tests.loc["biosses"]
+    assert biosses["mean"] == 88.0 and biosses["mean_baseline"] == 70.0
+    assert biosses["std"] == pytest.approx(3.0) and biosses["std_baseline"] == pytest.approx(10.0)
+    assert biosses["p_mannwhitney"] == pytest.approx(0.1)
+    # Holm over the three comparisons that have a p-value (ncbidisease has one llrd seed)
+    p = tests["p_value"].dropna().sort_values()
+    assert tests.loc[p.index[0], "p_holm"] == pytest.approx(min(1, 3 * p.iloc[0]))
+    assert math.isnan(tests.loc["ncbidisease", "p_holm"])
+    single = {**STUDY, "recipes": ["base"]}
+    assert baseline_tests(study_frame(), single).empty
+
+
+def test_failure_rates_count_diverged_and_collapsed_runs():
+    from blurbflow.results.stats import failure_rates
+
+    rows = [
+        # recipe a, hparams h1 (selected: mean dev 60 on its ok seeds)
+        ("m", "gad", "a", "h1", 1, 70.0, 70.0, "ok"),
+        ("m", "gad", "a", "h1", 2, 50.0, 50.0, "ok"),        # dev = chance: collapsed
+        ("m", "gad", "a", "h1", 3, math.nan, math.nan, "diverged"),
+        ("m", "gad", "a", "h1", 4, math.nan, math.nan, "failed"),   # crashed: not counted
+        ("m", "gad", "a", "h1", 5, math.nan, math.nan, "missing"),  # not run: not counted
+        # recipe a, hparams h2 (mean dev 45: not selected), one run below chance
+        ("m", "gad", "a", "h2", 1, 40.0, 40.0, "ok"),
+        ("m", "gad", "a", "h2", 2, 50.5, 50.0, "ok"),
+        # recipe b: all fine, plus an ok run without a dev score (counts as collapsed)
+        ("m", "gad", "b", "h1", 1, 80.0, 80.0, "ok"),
+        ("m", "gad", "b", "h1", 2, 81.0, 80.0, "ok"),
+        ("m", "gad", "b", "h1", 3, math.nan, 80.0, "ok"),
+    ]
+    study = {"models": ["m"], "tasks": ["gad"], "recipes": ["a", "b"], "seeds": 5,
+             "baseline": "a"}
+    rates = failure_rates(frame_of(rows, chance_dev=50.0), study).set_index("recipe")
+    a = rates.loc["a"]
+    assert (a["runs"], a["diverged"], a["collapsed"]) == (3, 1, 1)
+    assert a["failure_rate"] == pytest.approx(200 / 3)
+    assert (a["runs_all"], a["collapsed_all"]) == (5, 2)
+    assert a["failure_rate_all"] == pytest.approx(60.0)
+    assert (a["crashed"], a["missing"]) == (1, 1)
+    b = rates.loc["b"]
+    assert (b["runs"], b["collapsed"], b["failure_rate"]) == (3, 1, pytest.approx(100 / 3))
+
+
+def test_compute_spent_sums_every_cell_of_the_study():
+    from blurbflow.results.stats import compute_spent
+
+    frame = study_frame()
+    spent = compute_spent(frame, STUDY)
+    n = 3 * 7 + 1 + 1  # 22 ok seeds of the study, the diverged one; not seed 4 nor "other"
+    assert spent["cells"] == n
+    assert spent["gpu_hours"] == pytest.approx(0.1 * n)
+    assert spent["wall_hours"] == pytest.approx(0.1 * n)

@@ -88,6 +88,16 @@ def _finetune(args) -> None:
     )
 
 
+def _config(args) -> dict:
+    """The workflow's config, passed as JSON or as `b64:` + base64 of the JSON."""
+    text = args.config_json
+    if text.startswith("b64:"):
+        import base64
+
+        text = base64.b64decode(text[4:]).decode()
+    return json.loads(text)
+
+
 def _expected_cells(config: dict) -> list[Path]:
     from blurbflow.config import expand_cells
 
@@ -97,7 +107,7 @@ def _expected_cells(config: dict) -> list[Path]:
 def _aggregate(args) -> None:
     from blurbflow.results.aggregate import load_cells, write_cells
 
-    frame = load_cells(_expected_cells(json.loads(args.config_json)))
+    frame = load_cells(_expected_cells(_config(args)))
     write_cells(frame, Path(args.out))
     print(frame["status"].value_counts().to_string())
 
@@ -107,7 +117,7 @@ def _tables(args) -> None:
 
     from blurbflow.results.tables import study_table, write_table
 
-    config = json.loads(args.config_json)
+    config = _config(args)
     cells = pd.read_parquet(args.cells)
     for name, study in config["studies"].items():
         write_table(study_table(cells, name, _with_seed_list(study)), Path(args.out_dir) / name)
@@ -125,7 +135,7 @@ def _report(args) -> None:
     from blurbflow.report.provenance import collect_provenance
     from blurbflow.report.render import render_report
 
-    config = json.loads(args.config_json)
+    config = _config(args)
     cells = pd.read_parquet(args.cells)
     studies = {name: _with_seed_list(study) for name, study in config["studies"].items()}
     render_report(

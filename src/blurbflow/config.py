@@ -176,9 +176,24 @@ def parse_input_key(key: str) -> dict:
     return {**{name: GU_DEFAULTS[name] for name in INPUT_VALUES}, **options}
 
 
-def study_seeds(study: dict) -> list[int]:
-    seeds = study["seeds"]
+def _seed_list(seeds) -> list[int]:
     return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
+
+
+def study_seeds(study: dict, task: str | None = None) -> list[int]:
+    """The seeds of a study: a count (1..N), a list, or a mapping task → count or list with a
+    `default` (Gu et al.: `{default: 5, biosses: 10, pubmedqa: 10, bioasq: 10}`). With a mapping
+    and no `task`, the union over the study's tasks."""
+    seeds = study["seeds"]
+    if not isinstance(seeds, dict):
+        return _seed_list(seeds)
+    if task is None:
+        return sorted({s for t in study.get("tasks", []) for s in study_seeds(study, t)})
+    if task in seeds:
+        return _seed_list(seeds[task])
+    if "default" in seeds:
+        return _seed_list(seeds["default"])
+    raise ConfigError(f"seeds: no entry for task {task!r} and no `default`")
 
 
 def _schema_node(schema: dict, node: dict) -> dict:
@@ -220,6 +235,19 @@ def check_names(config: dict) -> None:
                         f"studies.{name}.{key}: unknown {key[:-1]} {item!r}{hint}; "
                         f"known: {', '.join(sorted(known))}"
                     )
+        seeds = study.get("seeds")
+        if isinstance(seeds, dict):
+            for key in seeds:
+                if key != "default" and key not in study.get("tasks", []):
+                    raise ConfigError(
+                        f"studies.{name}.seeds.{key}: not one of the study's tasks "
+                        f"({', '.join(study.get('tasks', []))}) nor `default`"
+                    )
+            for task in study.get("tasks", []):
+                if task not in seeds and "default" not in seeds:
+                    raise ConfigError(
+                        f"studies.{name}.seeds: no entry for task {task!r}; add it or `default`"
+                    )
         baseline = study.get("baseline")
         if baseline is not None and baseline not in study.get("recipes", []):
             raise ConfigError(
@@ -247,7 +275,7 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
                 _as_list(resolved["lr"]), _as_list(resolved["batch_size"])
             ):
                 options = cell_options(config, model, task, recipe, lr, bs)
-                for seed in study_seeds(study):
+                for seed in study_seeds(study, task):
                     cell = Cell(
                         model, task, recipe, hparams_name(lr, bs), seed, {**options, "seed": seed}
                     )

@@ -1,4 +1,5 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
+import base64
 import json
 
 from blurbflow.config import (
@@ -20,10 +21,14 @@ except ConfigError as err:
 
 STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
 CELL_RESULTS = [f"{path}/result.json" for path in CELLS]
-TABLE_FILES = expand("results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md"])
+TABLE_FILES = expand(
+    "results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md", "tex"]
+)
 DATA_SOURCE = config.get("data", {}).get("source", "download")
 # The whole config as one param: aggregation re-runs when any study definition changes.
-CONFIG_JSON = json.dumps(config, sort_keys=True, default=str)
+# base64: Snakemake formats shell strings, so braces inside config text must not reach it.
+CONFIG_B64 = base64.b64encode(json.dumps(config, sort_keys=True, default=str).encode())
+CONFIG_JSON = f"b64:{CONFIG_B64.decode()}"
 CONFIG_HASH = config_hash(config)
 
 

@@ -35,6 +35,13 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def _memory_gib() -> str:
+    try:
+        return f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
+    except (ValueError, OSError, AttributeError):
+        return "unknown"
+
+
 def collect_provenance(config: dict, config_hash: str, cells) -> dict:
     """A flat key → value mapping rendered as the report's provenance table."""
     dirty = _git("status", "--porcelain", "--untracked-files=no")
@@ -52,7 +59,7 @@ def collect_provenance(config: dict, config_hash: str, cells) -> dict:
         "report generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "cell devices": ", ".join(devices) or "n/a",
         "report host": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, "
-        f"{platform.system()} {platform.release()})",
+        f"{_memory_gib()} memory, {platform.system()} {platform.release()})",
         "python": platform.python_version(),
     }
     provenance.update({f"package {name}": _version(name) for name in PACKAGES})

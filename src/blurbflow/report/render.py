@@ -13,28 +13,39 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from blurbflow.io import write_text_atomic
+from blurbflow.metrics.blurb import types_present
 from blurbflow.results.aggregate import STATUSES
+from blurbflow.results.stats import baseline_tests, compute_spent, failure_rates
 from blurbflow.results.tables import (
     DIMS,
-    baseline_tests,
+    STUDY_COLUMNS,
+    blurb_overview,
     column_labels,
+    entry_label,
     format_entry,
+    in_study,
     ordered_tasks,
     study_cells,
     study_layout,
     study_seeds,
     study_table,
+    table_entries,
 )
+
+MAX_PROBLEM_ROWS = 1000  # failed/diverged cells listed one by one; the rest are counted
+# The overview shows the BLURB table of studies spanning at least this many task types (the
+# BLURB-wide comparisons); narrower ablations show their partial BLURB in their own table.
+OVERVIEW_MIN_TYPES = 3
 
 
 def _number(value, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{float(value):.{digits}f}"
 
 
 def _p_value(value) -> str:
-    if value is None or math.isnan(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:.3f}" if value >= 0.001 else "<0.001"
 
@@ -73,66 +84,43 @@ def status_counts(cells: pd.DataFrame) -> dict[str, int]:
 
 def _table_view(table: pd.DataFrame) -> dict:
     labels = column_labels(table)
+    entries = table_entries(table)
+    blurb_rows = table.attrs.get("blurb_rows", [])
     rows = []
     for row in table.index:
-        rows.append({
-            "label": row,
-            "blurb": row in table.attrs.get("blurb_rows", []),
-            "cells": [
-                {"text": format_entry(table.loc[row, (label, "mean")],
-                                      table.loc[row, (label, "std")],
-                                      int(table.loc[row, (label, "n")])),
-                 "median": _number(table.loc[row, (label, "median")]),
-                 "n": int(table.loc[row, (label, "n")]),
-                 "best": bool(table.loc[row, (label, "best")])}
-                for label in labels
-            ],
-        })
-    return {"corner": table.index.name or "", "columns": labels, "rows": rows}
+        cells = []
+        for label in labels:
+            cell = entries[(row, label)]
+            cells.append({"text": format_entry(cell["mean"], cell["std"], int(cell["n"])),
+                          "median": _number(cell["median"]), "n": int(cell["n"]),
+                          "best": bool(cell["best"]), "blurb": label.startswith("BLURB")})
+        rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})
+    return {"corner": table.index.name or "", "columns": labels, "rows": rows,
+            "best_rule": table.attrs.get("best_rule", "")}
 
 
-def _blurb_summary(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """(where, 'mean (std)') of every BLURB entry: a BLURB row or BLURB columns."""
-    pairs = []
-    for row in table.index:
-        for label in column_labels(table):
-            is_blurb = row in table.attrs.get("blurb_rows", []) or label.startswith("BLURB")
-            if not is_blurb:
-                continue
-            cell = table.loc[row, label]
-            where = label if row.startswith("BLURB") else f"{row} / {label}"
-            pairs.append((where, format_entry(cell["mean"], cell["std"], int(cell["n"]))))
-    return pairs
+def _overview_view(overview: pd.DataFrame, study: dict) -> dict | None:
+    if overview.empty:
+        return None
+    corner = " / ".join(d for d in ("model", "recipe") if len(study[f"{d}s"]) > 1) or "model"
+    blurb = overview.attrs["blurb"]
+    columns = [c for c in overview.columns if c != "n"]
+    finite = overview[blurb].dropna()
+    top = finite.max() if len(finite) > 1 else None
+    rows = [{"label": label,
+             "scores": [_number(overview.loc[label, c]) for c in columns],
+             "n": int(overview.loc[label, "n"]),
+             "best": top is not None and overview.loc[label, blurb] == top}
+            for label in overview.index]
+    return {"columns": columns, "rows": rows, "blurb": blurb, "corner": corner}
 
 
-def _all_study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
-    """Every cell of the study, at every hparams (compute spent, failure rates)."""
-    keep = (cells["model"].isin(study["models"]) & cells["task"].isin(study["tasks"])
-            & cells["recipe"].isin(study["recipes"]))
-    seeds = study_seeds(study)
-    if seeds is not None:
-        keep &= cells["seed"].isin(seeds)
-    return cells[keep]
-
-
-def _recipe_health(cells: pd.DataFrame, study: dict) -> list[dict]:
-    """Status counts and failure rate (diverged + failed over finished cells) per recipe."""
-    rows = []
-    for recipe in study["recipes"]:
-        counts = status_counts(cells[cells["recipe"] == recipe])
-        finished = counts["ok"] + counts["diverged"] + counts["failed"]
-        bad = counts["diverged"] + counts["failed"]
-        rows.append({"recipe": recipe, **counts,
-                     "failure_rate": 100.0 * bad / finished if finished else math.nan,
-                     "gpu_hours": float(cells.loc[cells["recipe"] == recipe, "gpu_hours"].sum())})
-    return rows
-
-
-STRIP = {"width": 560, "label_width": 200, "row_height": 20, "top": 8, "axis": 22}
+STRIP = {"width": 760, "label_width": 320, "row_height": 20, "top": 8, "axis": 22}
 
 
 def _strip_plot(entries: list[dict], chance: float) -> dict | None:
-    """Coordinates of an SVG strip plot: one row per entry, one dot per ok seed."""
+    """Coordinates of an SVG strip plot: one row per entry, one dot per ok seed (collapsed
+    seeds, at or below chance on dev, in red)."""
     values = [s["value"] for e in entries for s in e["seeds"] if s["status"] == "ok"]
     if not values:
         return None
@@ -151,38 +139,46 @@ def _strip_plot(entries: list[dict], chance: float) -> dict | None:
         y = STRIP["top"] + i * STRIP["row_height"] + STRIP["row_height"] / 2
         ok = [s for s in entry["seeds"] if s["status"] == "ok"]
         mean = sum(s["value"] for s in ok) / len(ok) if ok else math.nan
+        bad = len(entry["seeds"]) - len(ok)
         rows.append({
             "label": entry["label"], "y": y,
-            "points": [{"x": x(s["value"]), "title": f"seed {s['seed']}: {s['value']:.2f}"}
+            "points": [{"x": x(s["value"]), "collapsed": s["collapsed"],
+                        "title": f"seed {s['seed']}: {s['value']:.2f}"
+                        + (" (dev at or below chance)" if s["collapsed"] else "")}
                        for s in ok],
             "mean_x": None if math.isnan(mean) else x(mean),
+            "note": f"{bad} without score" if bad else "",
         })
     axis_y = STRIP["top"] + len(entries) * STRIP["row_height"]
     ticks = [{"x": x(v), "label": f"{v:.1f}"} for v in (lo + pad, (lo + hi) / 2, hi - pad)]
     return {
         "width": STRIP["width"], "height": axis_y + STRIP["axis"], "axis_y": axis_y,
         "left": left, "right": right, "rows": rows, "ticks": ticks,
-        "chance_x": x(chance) if lo <= chance <= hi else None,
+        "chance_x": x(chance) if not math.isnan(chance) and lo <= chance <= hi else None,
     }
 
 
 def _seed_sections(selected: pd.DataFrame, study: dict) -> list[dict]:
     """Per task: every (model, recipe) entry with every seed's test value or status."""
-    seeds = study_seeds(study) or sorted(int(s) for s in selected["seed"].dropna().unique())
+    by_entry: dict[tuple, dict[int, object]] = {}
+    for row in selected.itertuples(index=False):
+        if not pd.isna(row.seed):
+            by_entry.setdefault((row.model, row.task, row.recipe), {})[int(row.seed)] = row
     sections = []
     for task in ordered_tasks(study["tasks"]):
         at_task = selected[selected["task"] == task]
+        observed = {int(s) for s in at_task["seed"].dropna()}
+        expected = study_seeds(study, task) or sorted(observed)
+        seeds = [s for s in expected if s in observed] or expected
         entries = []
         for model in study["models"]:
             for recipe in study["recipes"]:
-                here = at_task[(at_task["model"] == model) & (at_task["recipe"] == recipe)]
-                by_seed = {int(r.seed): r for r in here.itertuples() if not pd.isna(r.seed)}
-                label = " / ".join(v for v, d in ((model, "model"), (recipe, "recipe"))
-                                   if len(study[f"{d}s"]) > 1) or model
+                here = by_entry.get((model, task, recipe), {})
+                hparams = sorted({str(r.hparams) for r in here.values() if r.hparams})
                 entries.append({
-                    "label": label,
-                    "hparams": ", ".join(sorted(here["hparams"].dropna().unique())) or "–",
-                    "seeds": [_seed_value(seed, by_seed.get(seed)) for seed in seeds],
+                    "label": entry_label(study, model, recipe),
+                    "hparams": ", ".join(hparams) or "–",
+                    "seeds": [_seed_value(seed, here.get(seed)) for seed in seeds],
                 })
         chance = at_task["chance_test"].dropna()
         chance_value = float(chance.mean()) if len(chance) else math.nan
@@ -193,33 +189,61 @@ def _seed_sections(selected: pd.DataFrame, study: dict) -> list[dict]:
 
 def _seed_value(seed: int, row) -> dict:
     if row is None:
-        return {"seed": seed, "status": "absent", "value": math.nan, "text": "–"}
+        return {"seed": seed, "status": "absent", "value": math.nan, "text": "–",
+                "collapsed": False}
     value = float(row.test) if not pd.isna(row.test) else math.nan
     if row.status == "ok" and not math.isnan(value):
-        return {"seed": seed, "status": "ok", "value": value, "text": f"{value:.1f}"}
-    return {"seed": seed, "status": row.status, "value": value, "text": row.status}
+        collapsed = pd.isna(row.dev) or (
+            not pd.isna(row.chance_dev) and float(row.dev) <= float(row.chance_dev)
+        )
+        return {"seed": seed, "status": "ok", "value": value, "text": f"{value:.1f}",
+                "collapsed": bool(collapsed)}
+    return {"seed": seed, "status": row.status, "value": value, "text": row.status,
+            "collapsed": False}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return frame.to_dict("records") if len(frame) else []
 
 
 def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     study_layout(study)  # fail early with the study's name in the message
-    table = study_table(cells, name, study)
-    everything = _all_study_cells(cells, study)
-    tests = baseline_tests(cells, study)
+    light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
+    everything = light[in_study(light, study)]
+    selected = study_cells(everything, study)  # hyperparameters selected once per study
+    broad = len(types_present(study["tasks"])) >= OVERVIEW_MIN_TYPES
     return {
         "name": name, "title": study.get("title", name), "baseline": study.get("baseline"),
-        "table": _table_view(table), "blurb": _blurb_summary(table),
-        "counts": status_counts(everything), "health": _recipe_health(everything, study),
-        "gpu_hours": float(everything["gpu_hours"].sum()),
-        "seed_sections": _seed_sections(study_cells(cells, study), study),
-        "tests": tests.to_dict("records"),
+        "description": study.get("description", ""),
+        "table": _table_view(study_table(everything, name, study, selected)),
+        "overview": _overview_view(blurb_overview(everything, study, selected), study)
+        if broad else None,
+        "counts": status_counts(everything),
+        "compute": compute_spent(everything, study),
+        "failures": _records(failure_rates(everything, study, selected)),
+        "seed_sections": _seed_sections(selected, study),
+        "tests": _records(baseline_tests(everything, study, selected)),
     }
 
 
-def _problems(cells: pd.DataFrame) -> list[dict]:
-    bad = cells[cells["status"] != "ok"]
+def _problems(cells: pd.DataFrame) -> dict:
+    """Failed and diverged cells one by one (with their error), missing cells counted per
+    (model, task, recipe) — a study not run yet would otherwise list thousands of rows."""
     columns = [*DIMS, "hparams", "seed", "status", "error"]
-    return [{c: ("" if pd.isna(r[c]) else r[c]) for c in columns}
-            for _, r in bad.sort_values(["status", *DIMS], na_position="last").iterrows()]
+    bad = cells[cells["status"].isin(["failed", "diverged"])]
+    bad = bad.sort_values(["status", *DIMS, "hparams", "seed"], na_position="last")
+    listed = [{c: ("" if pd.isna(r[c]) else r[c]) for c in columns}
+              for r in bad.head(MAX_PROBLEM_ROWS).to_dict("records")]
+    missing = cells[cells["status"] == "missing"]
+    groups = []
+    if len(missing):
+        keyed = missing.assign(**{d: missing[d].fillna("?") for d in DIMS})
+        for (model, task, recipe), group in keyed.groupby(list(DIMS), sort=True):
+            groups.append({"model": model, "task": task, "recipe": recipe, "count": len(group),
+                           "hparams": ", ".join(sorted({str(h) for h in group["hparams"]
+                                                        .dropna()})) or "–"})
+    return {"listed": listed, "unlisted": max(len(bad) - MAX_PROBLEM_ROWS, 0),
+            "missing": groups, "missing_total": len(missing)}
 
 
 def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
@@ -229,7 +253,7 @@ def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
         return ", ".join(values) if values else "–"
 
     versions: dict[str, set[str]] = {}
-    for text in cells["versions"].dropna():
+    for text in cells["versions"].dropna().unique():
         parsed = json.loads(text)
         for package, version in (parsed if isinstance(parsed, dict) else {}).items():
             versions.setdefault(package, set()).add(str(version))
@@ -248,13 +272,14 @@ def render_report(
     cells: pd.DataFrame, studies: dict[str, dict], out_path: str | os.PathLike, provenance: dict
 ) -> None:
     """Render the report for `studies` (name → study config) to one HTML file, atomically."""
+    views = [_study_view(cells, name, study) for name, study in studies.items()]
     context = {
         "title": provenance.get("title", "blurbflow: BLURB benchmark report"),
         "counts": status_counts(cells),
         "total": len(cells),
         "gpu_hours": float(cells["gpu_hours"].sum()) if len(cells) else 0.0,
         "wall_hours": float(cells["wall_seconds"].sum()) / 3600 if len(cells) else 0.0,
-        "studies": [_study_view(cells, name, study) for name, study in studies.items()],
+        "studies": views,
         "problems": _problems(cells),
         "provenance": [(k, v) for k, v in flatten(provenance) if k != "title"],
         # what the caller's provenance already states is not repeated

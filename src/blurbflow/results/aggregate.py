@@ -10,7 +10,6 @@ import json
 import math
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import pandas as pd
 
@@ -34,7 +33,7 @@ COLUMNS = [
 
 def identity_from_path(path: str | os.PathLike) -> dict:
     """Parse `.../{model}/{task}/{recipe}/{hparams}/seed{seed}/result.json`."""
-    parts = Path(path).parts
+    parts = os.path.normpath(os.fspath(path)).split(os.sep)  # str ops: 20k paths, no Path()
     if len(parts) < 6 or not parts[-2].startswith("seed"):
         raise ValueError(
             f"{path}: expected .../{{model}}/{{task}}/{{recipe}}/{{hparams}}/seed{{N}}/result.json"
@@ -59,7 +58,11 @@ def _task_facts(task: str | None) -> dict:
     return {"task_type": spec.type, "metric": spec.metric} if spec else {}
 
 
-def _row_from_result(result: dict, path: Path) -> dict:
+# One encoder for every nested field (json.dumps with options builds a new one per call).
+_encode_json = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":")).encode
+
+
+def _row_from_result(result: dict) -> dict:
     if not isinstance(result, dict) or not isinstance(result.get("cell"), dict):
         raise ValueError("no 'cell' object with the cell's identity")
     row = {key: result["cell"].get(key) for key in IDENTITY}
@@ -70,7 +73,7 @@ def _row_from_result(result: dict, path: Path) -> dict:
     selected = result.get("selected_epoch")
     row["selected_epoch"] = int(selected) if selected is not None else None
     for key in JSON_COLUMNS:
-        row[key] = json.dumps(result.get(key), sort_keys=True, default=str)
+        row[key] = _encode_json(result.get(key))
     if row.get("status") not in ("ok", "diverged", "failed"):
         row["error"] = f"unknown status {row.get('status')!r} in result.json"
         row["status"] = "failed"
@@ -79,17 +82,18 @@ def _row_from_result(result: dict, path: Path) -> dict:
 
 def load_cell(path: str | os.PathLike) -> dict:
     """One row for one cell's result.json, whatever state the file is in."""
-    path = Path(path)
+    path = os.fspath(path)
     try:
         identity = identity_from_path(path)
     except ValueError:
         identity = dict.fromkeys(IDENTITY)
-    base = {**identity, **_task_facts(identity["task"]), "path": str(path)}
-    if not path.exists():
-        return {**base, "status": "missing", "error": f"no result at {path}"}
+    base = {**identity, **_task_facts(identity["task"]), "path": path}
     try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-        return {**base, **_row_from_result(result, path)}
+        with open(path, "rb") as handle:
+            result = json.loads(handle.read())
+        return {**base, **_row_from_result(result)}
+    except FileNotFoundError:
+        return {**base, "status": "missing", "error": f"no result at {path}"}
     except (OSError, ValueError, TypeError, KeyError) as error:
         return {**base, "status": "failed", "error": f"unreadable {path}: {error}"}
 
@@ -116,24 +120,39 @@ def write_cells(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     write_parquet_atomic(path, frame)
 
 
+def _key(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """One string per row joining `columns` (None/NaN kept distinct as 'None'), for fast
+    vectorised grouping and membership tests."""
+    key = frame[columns[0]].astype("object").where(frame[columns[0]].notna(), None).astype(str)
+    for column in columns[1:]:
+        values = frame[column].astype("object").where(frame[column].notna(), None).astype(str)
+        key = key + "\x1f" + values
+    return key
+
+
 def select_hparams(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (model, task, recipe) keep every seed of the hparams with the best mean dev metric.
 
     The mean is over seeds with status ok (Gu et al. select hyperparameters on dev, averaged
     over seeds). Ties, and groups where no hparams has an ok seed, go to the first hparams in
-    sorted order, so failed groups stay visible in the tables instead of vanishing.
+    sorted order, so failed groups stay visible in the tables instead of vanishing. Rows keep
+    their order in `frame`.
     """
     if frame.empty:
         return frame.copy()
-    ok = frame[(frame["status"] == "ok") & frame["dev"].notna()]
-    mean_dev = ok.groupby([*GROUP, "hparams"])["dev"].mean()
-    keep = []
-    for (model, task, recipe), group in frame.groupby(GROUP, sort=False, dropna=False):
-        candidates = sorted(group["hparams"].dropna().unique())
-        scores = [mean_dev.get((model, task, recipe, h), -math.inf) for h in candidates]
-        if not candidates:  # cells whose identity could not be read: keep them visible
-            keep.append(group)
-            continue
-        best = candidates[scores.index(max(scores))]
-        keep.append(group[group["hparams"] == best])
-    return pd.concat(keep).reset_index(drop=True) if keep else frame.iloc[:0].copy()
+    group = _key(frame, GROUP)
+    has_hparams = frame["hparams"].notna()
+    full = group + "\x1f" + frame["hparams"].astype(str)
+    ok = (frame["status"] == "ok") & frame["dev"].notna() & has_hparams
+    mean_dev = frame.loc[ok, "dev"].groupby(full[ok]).mean()
+    candidates = pd.DataFrame(
+        {"group": group[has_hparams], "full": full[has_hparams],
+         "hparams": frame.loc[has_hparams, "hparams"].astype(str)}
+    ).drop_duplicates("full")
+    candidates["score"] = candidates["full"].map(mean_dev).astype("float64").fillna(-math.inf)
+    best = candidates.sort_values(
+        ["group", "score", "hparams"], ascending=[True, False, True], kind="stable"
+    ).drop_duplicates("group")
+    # cells whose identity could not be read (no hparams in their group) stay visible
+    keep = full.isin(best["full"]) & has_hparams | ~group.isin(candidates["group"])
+    return frame[keep].reset_index(drop=True)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from blurbflow.io import write_text_atomic
-from blurbflow.metrics.blurb import BLURB_TYPES, blurb_label, blurb_score
+from blurbflow.metrics.blurb import BLURB_TYPES, blurb_label, blurb_score, types_present
 from blurbflow.results.aggregate import select_hparams
 from blurbflow.tasks.registry import get_task
 
@@ -46,25 +45,76 @@ def ordered_tasks(tasks: Sequence[str]) -> list[str]:
     return sorted(tasks, key=lambda task: BLURB_TYPES.index(get_task(task).type))
 
 
-def study_seeds(study: dict) -> list[int] | None:
-    seeds = study.get("seeds")
-    if seeds is None:
-        return None
+def _seed_list(seeds) -> list[int]:
     return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
 
 
-def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
-    """The study's cells (every status), at the hyperparameters selected on dev over the
-    study's seeds."""
+def study_seeds(study: dict, task: str | None = None) -> list[int] | None:
+    """The study's seeds (None: any seed). `seeds` is a count, a list, or a mapping task → count
+    or list with a `default`; with a mapping and no `task`, the union over the study's tasks."""
+    seeds = study.get("seeds")
+    if seeds is None:
+        return None
+    if not isinstance(seeds, dict):
+        return _seed_list(seeds)
+    if task is None:
+        return sorted({s for t in study["tasks"] for s in study_seeds(study, t) or []})
+    entry = seeds.get(task, seeds.get("default"))
+    if entry is None:
+        raise ValueError(f"study seeds: no entry for task {task!r} and no `default`")
+    return _seed_list(entry)
+
+
+def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
+    """Mask of the study's cells (every status and hyperparameters)."""
     keep = (
         cells["model"].isin(study["models"])
         & cells["task"].isin(study["tasks"])
         & cells["recipe"].isin(study["recipes"])
     )
-    seeds = study_seeds(study)
-    if seeds is not None:
-        keep &= cells["seed"].isin(seeds)
-    return select_hparams(cells[keep])
+    seeds = study.get("seeds")
+    if isinstance(seeds, dict):
+        allowed = pd.Series(False, index=cells.index)
+        for task in study["tasks"]:
+            allowed |= (cells["task"] == task) & cells["seed"].isin(study_seeds(study, task))
+        keep &= allowed
+    elif seeds is not None:
+        keep &= cells["seed"].isin(study_seeds(study))
+    return keep.fillna(False).astype(bool)
+
+
+# The columns the per-study tables and statistics read: filtering 20k rows of these is several
+# times cheaper than of every column (options, per-epoch records, versions, paths …).
+STUDY_COLUMNS = [
+    "model", "task", "recipe", "hparams", "seed", "status", "dev", "test", "chance_dev",
+    "chance_test", "gpu_hours", "wall_seconds",
+]
+
+
+def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
+    """The study's cells (every status), at the hyperparameters selected on dev over the
+    study's seeds; only the STUDY_COLUMNS that `cells` has."""
+    light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
+    return select_hparams(light[in_study(light, study)])
+
+
+def compared_dimension(study: dict) -> str | None:
+    """What the best mark compares: the recipes (for the same model and task) when the study
+    has several, else the models (for the same task); None when each task has one entry."""
+    if len(study["recipes"]) > 1:
+        return "recipe"
+    if len(study["models"]) > 1:
+        return "model"
+    return None
+
+
+def best_rule(study: dict) -> str:
+    """The best mark in words, for captions."""
+    return {
+        "recipe": "best mean among the recipes, for the same model and task",
+        "model": "best mean among the models, for the same task",
+        None: "no mark (one entry per task)",
+    }[compared_dimension(study)]
 
 
 def seed_summary(values: Sequence[float]) -> dict:
@@ -82,10 +132,18 @@ def _label(values: Sequence[str]) -> str:
     return " / ".join(values) if values else "test"
 
 
-def _mark_best(entries: list[dict]) -> None:
-    """Best = highest mean among entries scoring the same task (or among BLURB entries)."""
-    for key in {e["group"] for e in entries}:
-        group = [e for e in entries if e["group"] == key and not math.isnan(e["mean"])]
+def _mark_best(entries: list[dict], compared: str | None) -> None:
+    """Best = highest mean among the entries that differ only in the `compared` dimension (the
+    same task, or both BLURB; and the same model when recipes are compared)."""
+    if compared is None:
+        return
+    groups: dict[tuple, list[dict]] = {}
+    for entry in entries:
+        if math.isnan(entry["mean"]):
+            continue
+        key = tuple(entry.get(d) for d in DIMS if d != compared)
+        groups.setdefault(key, []).append(entry)
+    for group in groups.values():
         if len(group) < 2:
             continue
         top = max(e["mean"] for e in group)
@@ -95,24 +153,29 @@ def _mark_best(entries: list[dict]) -> None:
 
 def _blurb_entry(parts: list[dict]) -> dict:
     """One BLURB entry from the per-task entries it summarises (BLURB of means and of medians)."""
-    return {
+    entry = {
         "mean": blurb_score({p["task"]: p["mean"] for p in parts}),
         "std": math.nan,  # seeds are not paired across tasks, so there is no per-seed BLURB
         "median": blurb_score({p["task"]: p["median"] for p in parts}),
         "n": min(p["n"] for p in parts),  # the weakest support among the tasks
-        "group": BLURB_KEY,
+        "task": BLURB_KEY,
     }
+    for dim in ("model", "recipe"):  # the dimension its parts share, for the best mark
+        values = {p[dim] for p in parts}
+        entry[dim] = values.pop() if len(values) == 1 else None
+    return entry
 
 
-def study_table(cells: pd.DataFrame, name: str, study: dict) -> pd.DataFrame:
+def study_table(
+    cells: pd.DataFrame, name: str, study: dict, selected: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The study's table: index = row labels, columns = (column label, stat) with stats
-    mean, std, median, n (seeds ok) and best (the highest mean for that task)."""
+    mean, std, median, n (seeds ok) and best (see `compared_dimension`). `selected`: the
+    study's cells already through `study_cells`, when the caller has them."""
     rows_dim, column_dims = study_layout(study)
     order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
     order["task"] = ordered_tasks(order["task"])
-    selected = study_cells(cells, study)
-    ok = selected[(selected["status"] == "ok") & selected["test"].notna()]
-    scores = ok.groupby(list(DIMS))["test"].apply(list).to_dict() if len(ok) else {}
+    scores = seed_scores(study_cells(cells, study) if selected is None else selected)
 
     column_keys = list(itertools.product(*(order[d] for d in column_dims)))
     entries = []
@@ -121,27 +184,39 @@ def study_table(cells: pd.DataFrame, name: str, study: dict) -> pd.DataFrame:
             key = {rows_dim: row, **dict(zip(column_dims, column, strict=True))}
             key.update({d: order[d][0] for d in DIMS if d not in key})
             summary = seed_summary(scores.get(tuple(key[d] for d in DIMS), []))
-            entries.append({**key, **summary, "group": key["task"], "row": row,
-                            "column": _label(column)})
+            entries.append({**key, **summary, "row": row, "column": _label(column)})
     entries += _blurb_entries(entries, rows_dim, column_dims, order)
-    _mark_best(entries)
+    _mark_best(entries, compared_dimension(study))
 
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
-    table = pd.DataFrame(
-        index=pd.Index(row_labels, name=rows_dim),
-        columns=pd.MultiIndex.from_product([column_labels, STATS], names=["column", "stat"]),
-        dtype="object",
-    )
+    empty = {"mean": math.nan, "std": math.nan, "median": math.nan, "n": 0, "best": False}
+    data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in STATS}
+    position = {row: i for i, row in enumerate(row_labels)}
     for entry in entries:
         for stat in STATS:
-            table.loc[entry["row"], (entry["column"], stat)] = entry.get(stat, False)
+            data[(entry["column"], stat)][position[entry["row"]]] = entry.get(stat, False)
+    table = pd.DataFrame(
+        data,
+        index=pd.Index(row_labels, name=rows_dim),
+        columns=pd.MultiIndex.from_product([column_labels, STATS], names=["column", "stat"]),
+    )
     table = _typed(table, column_labels)
     table.attrs.update({
         "study": name, "title": study.get("title", name), "rows": rows_dim,
         "columns": column_dims, "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
+        "best_rule": best_rule(study),
     })
     return table
+
+
+def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:
+    """(model, task, recipe) → the test scores of its ok seeds, in seed order."""
+    ok = selected[(selected["status"] == "ok") & selected["test"].notna()]
+    if not len(ok):
+        return {}
+    ok = ok.sort_values("seed", kind="stable")
+    return {key: list(group) for key, group in ok.groupby(list(DIMS), sort=False)["test"]}
 
 
 def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
@@ -189,15 +264,28 @@ def format_entry(mean: float, std: float, n: int, digits: int = 1) -> str:
     return f"{mean:.{digits}f} ({std:.{digits}f})"
 
 
+def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
+    """(row, column label) → {stat: value}, read in one pass (`.loc` per entry is slow)."""
+    columns = {column: table[column].tolist() for column in table.columns}
+    return {
+        (row, label): {stat: columns[(label, stat)][i] for stat in STATS}
+        for i, row in enumerate(table.index) for label in column_labels(table)
+    }
+
+
 def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> pd.DataFrame:
-    """Strings 'mean (std)' per table cell, the best per task wrapped in `bold` (Markdown)."""
-    formatted = pd.DataFrame(index=table.index, columns=column_labels(table), dtype="object")
+    """Strings 'mean (std)' per table cell, the best entries wrapped in `bold` (Markdown)."""
+    labels = column_labels(table)
+    entries = table_entries(table)
+    grid = []
     for row in table.index:
-        for label in formatted.columns:
-            cell = table.loc[row, label]
+        texts = []
+        for label in labels:
+            cell = entries[(row, label)]
             text = format_entry(cell["mean"], cell["std"], int(cell["n"]))
-            formatted.loc[row, label] = f"{bold[0]}{text}{bold[1]}" if cell["best"] else text
-    return formatted
+            texts.append(f"{bold[0]}{text}{bold[1]}" if cell["best"] else text)
+        grid.append(texts)
+    return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")
 
 
 def to_csv(table: pd.DataFrame) -> str:
@@ -211,15 +299,46 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def to_markdown(table: pd.DataFrame) -> str:
-    formatted = format_table(table)
-    header = [table.index.name or "", *formatted.columns]
+def format_medians(table: pd.DataFrame) -> pd.DataFrame:
+    """Strings 'median (n=k)' per table cell: the median over seeds and the number of ok seeds
+    (no n on BLURB entries, which summarise several tasks)."""
+    labels = column_labels(table)
+    entries = table_entries(table)
+    blurb_rows = set(table.attrs.get("blurb_rows", []))
+    grid = []
+    for row in table.index:
+        texts = []
+        for label in labels:
+            median, n = entries[(row, label)]["median"], int(entries[(row, label)]["n"])
+            if n == 0 or math.isnan(median):
+                texts.append("–")
+            elif row in blurb_rows or label.startswith(BLURB_KEY):
+                texts.append(f"{median:.1f}")
+            else:
+                texts.append(f"{median:.1f} (n={n})")
+        grid.append(texts)
+    return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")
+
+
+MEDIAN_CAPTION = "Median over seeds (n = seeds that finished ok):"
+
+
+def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:
+    header = [corner, *formatted.columns]
     lines = [
         "| " + " | ".join(_md_escape(h) for h in header) + " |",
         "|" + "|".join(["---", *["---:"] * len(formatted.columns)]) + "|",
     ]
     for row, values in formatted.iterrows():
         lines.append("| " + " | ".join(_md_escape(v) for v in [row, *values]) + " |")
+    return lines
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """Mean (std) over seeds with the best entries in bold, then the medians."""
+    corner = table.index.name or ""
+    lines = _markdown_grid(corner, format_table(table))
+    lines += ["", MEDIAN_CAPTION, "", *_markdown_grid(corner, format_medians(table))]
     return "\n".join(lines) + "\n"
 
 
@@ -233,9 +352,7 @@ def _tex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
-def to_latex(table: pd.DataFrame) -> str:
-    """A booktabs tabular; the best entries in \\textbf."""
-    formatted = format_table(table, bold=("", ""))
+def _latex_grid(table: pd.DataFrame, formatted: pd.DataFrame, bold: bool) -> list[str]:
     labels = list(formatted.columns)
     lines = [
         r"\begin{tabular}{l" + "r" * len(labels) + "}",
@@ -249,11 +366,20 @@ def to_latex(table: pd.DataFrame) -> str:
             lines.append(r"\midrule")
         cells = [
             r"\textbf{" + _tex_escape(formatted.loc[row, label]) + "}"
-            if table.loc[row, (label, "best")] else _tex_escape(formatted.loc[row, label])
+            if bold and table.loc[row, (label, "best")]
+            else _tex_escape(formatted.loc[row, label])
             for label in labels
         ]
         lines.append(" & ".join([_tex_escape(row), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    return lines
+
+
+def to_latex(table: pd.DataFrame) -> str:
+    """Booktabs tabulars: mean (std) with the best entries in \\textbf, then the medians."""
+    lines = _latex_grid(table, format_table(table, bold=("", "")), bold=True)
+    lines += ["", r"\par\medskip", f"% {MEDIAN_CAPTION}",
+              *_latex_grid(table, format_medians(table), bold=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -265,33 +391,39 @@ def write_table(table: pd.DataFrame, stem: str | os.PathLike) -> None:
     write_text_atomic(stem.with_name(stem.name + ".tex"), to_latex(table))
 
 
-def baseline_tests(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
-    """Each recipe against the study's baseline recipe, per (model, task): difference of mean
-    test scores and Welch's t-test p-value over seeds (unequal variances: recipes differ in
-    stability, which is the point of the comparison). NaN p-value with fewer than 2 seeds."""
-    from scipy.stats import ttest_ind
-
-    columns = ["model", "task", "recipe", "baseline", "n", "n_baseline", "delta", "p_value"]
-    baseline = study.get("baseline")
-    if not baseline or baseline not in study["recipes"]:
-        return pd.DataFrame(columns=columns)
-    selected = study_cells(cells, study)
-    ok = selected[(selected["status"] == "ok") & selected["test"].notna()]
-    scores = ok.groupby(list(DIMS))["test"].apply(list).to_dict() if len(ok) else {}
-    rows = []
+def blurb_overview(
+    cells: pd.DataFrame, study: dict, selected: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The overview's BLURB table of a study spanning several task types: one row per
+    (model, recipe) entry, one column per task type (the mean over that type's tasks of the
+    per-task mean over seeds), then the BLURB score (the mean of the type columns) and `n`,
+    the fewest ok seeds behind any task. Empty when the study has one task type."""
+    types = types_present(study["tasks"])
+    if len(types) < 2:
+        return pd.DataFrame()
+    scores = seed_scores(study_cells(cells, study) if selected is None else selected)
+    label = blurb_label(study["tasks"])
+    rows, index = [], []
     for model in study["models"]:
-        for task in ordered_tasks(study["tasks"]):
-            base = scores.get((model, task, baseline), [])
-            for recipe in study["recipes"]:
-                if recipe == baseline:
-                    continue
-                other = scores.get((model, task, recipe), [])
-                delta = (sum(other) / len(other) - sum(base) / len(base)
-                         if other and base else math.nan)
-                p_value = math.nan
-                if len(other) > 1 and len(base) > 1:
-                    with warnings.catch_warnings():  # identical scores: NaN, not a warning
-                        warnings.simplefilter("ignore")
-                        p_value = float(ttest_ind(other, base, equal_var=False).pvalue)
-                rows.append([model, task, recipe, baseline, len(other), len(base), delta, p_value])
-    return pd.DataFrame(rows, columns=columns)
+        for recipe in study["recipes"]:
+            by_type: dict[str, list[float]] = {t: [] for t in types}
+            counts = []
+            for task in study["tasks"]:
+                values = scores.get((model, task, recipe), [])
+                counts.append(len(values))
+                mean = sum(values) / len(values) if values else math.nan
+                by_type[get_task(task).type].append(mean)
+            row = {t: sum(v) / len(v) for t, v in by_type.items()}
+            row[label] = sum(row.values()) / len(types)  # NaN if any task has no ok seed
+            row["n"] = min(counts)
+            rows.append(row)
+            index.append(entry_label(study, model, recipe))
+    frame = pd.DataFrame(rows, index=pd.Index(index, name="entry"))
+    frame.attrs["blurb"] = label
+    return frame
+
+
+def entry_label(study: dict, model: str, recipe: str) -> str:
+    """'model / recipe', naming only the dimensions the study varies (the model if neither)."""
+    parts = [v for v, d in ((model, "models"), (recipe, "recipes")) if len(study[d]) > 1]
+    return " / ".join(parts) or model

@@ -1,0 +1,92 @@
+"""The demo's report opened in a real browser (headless Chromium, Debian `chromium`): it renders
+with no console error, shows its content, needs nothing from the network, and a screenshot of
+it is saved. Uses the demo run shared with test_e2e.py (the `demo` fixture in conftest.py)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = shutil.which("chromium") or next(
+    (p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).exists()), None
+)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (.ci/run installs Debian's `chromium`)"
+)
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--enable-logging=stderr", "--v=0",
+]
+# What Chromium logs for page problems: console messages (console.error, uncaught exceptions,
+# CSP violations) are `...:CONSOLE:<line>] "<message>"`; an uncaught exception says "Uncaught".
+CONSOLE = re.compile(r":CONSOLE[:(]|Uncaught")
+
+
+def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def console_messages(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if CONSOLE.search(line)]
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+@needs_chromium
+def test_console_errors_are_detected(tmp_path):
+    """The check below is not vacuous: a page with a script error is caught."""
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><html><body><p>x</p>"
+                    "<script>console.error('boom'); missingFunction();</script></body></html>")
+    run = chromium(page, tmp_path / "profile", "--dump-dom")
+    messages = console_messages(run.stderr)
+    assert any("boom" in m for m in messages)
+    assert any("Uncaught ReferenceError" in m for m in messages)
+
+
+@needs_chromium
+def test_demo_report_renders_without_console_errors(demo, tmp_path):
+    report = demo / "results" / "report.html"
+    run = chromium(report, tmp_path / "profile", "--dump-dom")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert console_messages(run.stderr) == []
+    dom = run.stdout
+    # the parsed document holds the report's content, not an error page
+    for content in ('id="overview"', 'id="methods"', 'id="study-demo"', 'id="problems"',
+                    'id="provenance"', "Welch", "layer-specific", "ncbidisease", "BLURB",
+                    'class="study-table"', 'class="failures"', 'class="blurb-overview"'):
+        assert content in dom, content
+    assert dom.count("<svg") == 5  # one seed-spread plot per demo task
+    assert dom.count("<circle") >= 20  # every ok seed is a dot (20 demo cells)
+    # self-contained: nothing to fetch, only in-page links
+    assert not re.search(r"""\s(src|href)\s*=\s*["'](?!#)""", dom)
+    assert "http://" not in dom and "https://" not in dom
+
+
+@needs_chromium
+def test_demo_report_screenshot(demo, tmp_path):
+    report = demo / "results" / "report.html"
+    screenshot = demo / "results" / "report.png"
+    run = chromium(report, tmp_path / "profile", f"--screenshot={screenshot}",
+                   "--window-size=1300,2400", "--hide-scrollbars")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert console_messages(run.stderr) == []
+    assert screenshot.exists(), run.stderr[-3000:]
+    assert png_size(screenshot) == (1300, 2400)
+    # a blank or error page of this size compresses to a few kB; the report's text, tables
+    # and plots do not
+    assert screenshot.stat().st_size > 50_000, screenshot.stat().st_size
+    print(f"screenshot: {screenshot} ({screenshot.stat().st_size} bytes)")
