@@ -17,8 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.data.errors import DataFormatError, ManualDownloadMissing, redownload
-from blurbflow.data.parsers.common import SPLITS, line_of, make_frame, read_json, read_text
+from blurbflow.data.errors import DataFormatError, ManualDownloadMissing
+from blurbflow.data.parsers.common import (
+    SPLITS,
+    line_of,
+    make_frame,
+    read_index_list,
+    read_json,
+    read_text,
+)
 from blurbflow.tasks.registry import TaskSpec
 from blurbflow.tasks.sources import SOURCES
 
@@ -27,28 +34,28 @@ TRAIN_FILE = "BioASQ-training7b/trainining7b.json"  # sic: the archive's own spe
 TEST_DIR = "Task7BGoldenEnriched"
 INDEX_DIR = "data_generation/indexing/BioASQ"
 ANSWERS = ("yes", "no")
-FIX = ("check that this is the original BioASQ 7b file; delete the bioasq raw folder, put the "
-       "original zips into the manual folder and re-run the workflow")
+FIX = (
+    "check that this is the original BioASQ 7b file; delete the bioasq raw folder, put the "
+    "original zips into the manual folder and re-run the workflow"
+)
 
 
 def missing(path: Path, folder: Path, what: str, archive: str) -> ManualDownloadMissing:
     """The error for a manual file that is not there: what, where to get it, where to put it."""
     manual = SOURCES[SOURCE].manual or "BioASQ needs a manual download"
     return ManualDownloadMissing.at(
-        path, None, f"missing {what} of the BioASQ manual download",
+        path,
+        None,
+        f"missing {what} of the BioASQ manual download",
         f"{manual}; then put {archive} into the manual folder (the `data.bioasq_dir` setting, "
         f"by default resources/manual/bioasq) and re-run the workflow, or extract it into "
-        f"{folder}/ so that this file exists (looked in {folder})")
+        f"{folder}/ so that this file exists (looked in {folder})",
+    )
 
 
 def split_ids(raw_root: Path, split: str) -> list[str]:
     path = raw_root / INDEX / INDEX_DIR / f"{split}_id.tsv"
-    ids = [i.strip() for i in read_text(path, INDEX).split(",") if i.strip()]
-    for qid in ids:
-        if not qid.isalnum():
-            raise DataFormatError.at(path, None, f"entry {qid!r} is not a BioASQ question id",
-                                     redownload(INDEX))
-    return ids
+    return read_index_list(path, str.isalnum, "a BioASQ question id")
 
 
 def _answer(value) -> str | None:
@@ -73,8 +80,12 @@ def read_questions(path: Path) -> dict[str, dict]:
             raise DataFormatError.at(path, None, f"question #{number + 1} has no string id", FIX)
 
         def bad(problem: str, qid: str = qid) -> DataFormatError:
-            return DataFormatError.at(path, line_of(read_text(path, SOURCE), f'"{qid}"'),
-                                      f"question {qid}: {problem}", FIX)
+            return DataFormatError.at(
+                path,
+                line_of(read_text(path, SOURCE), f'"{qid}"'),
+                f"question {qid}: {problem}",
+                FIX,
+            )
 
         if entry.get("type") != "yesno":
             continue
@@ -82,14 +93,21 @@ def read_questions(path: Path) -> dict[str, dict]:
         if not isinstance(body, str) or not body.strip():
             raise bad("missing body text")
         if not isinstance(snippets, list) or not all(
-                isinstance(s, dict) and isinstance(s.get("text"), str) for s in snippets):
+            isinstance(s, dict) and isinstance(s.get("text"), str) for s in snippets
+        ):
             raise bad("snippets must be a list of objects with a text")
         answer = _answer(entry.get("exact_answer"))
         if answer is None:
             raise bad(f"exact_answer {entry.get('exact_answer')!r} is not yes or no")
-        records.setdefault(qid, {
-            "id": qid, "question": body.strip(),
-            "context": " ".join(s["text"].strip() for s in snippets), "label": answer})
+        records.setdefault(
+            qid,
+            {
+                "id": qid,
+                "question": body.strip(),
+                "context": " ".join(s["text"].strip() for s in snippets),
+                "label": answer,
+            },
+        )
     return records
 
 
@@ -105,8 +123,9 @@ def _test_questions(raw_root: Path) -> dict[str, dict]:
     folder = raw_root / SOURCE
     files = sorted((folder / TEST_DIR).glob("*.json")) if (folder / TEST_DIR).is_dir() else []
     if not files:
-        raise missing(folder / TEST_DIR, folder, "the golden test files (*.json)",
-                      "Task7BGoldenEnriched.zip")
+        raise missing(
+            folder / TEST_DIR, folder, "the golden test files (*.json)", "Task7BGoldenEnriched.zip"
+        )
     records: dict[str, dict] = {}
     for path in files:
         for qid, record in read_questions(path).items():
@@ -118,18 +137,23 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     pools = {"train": _train_questions(raw_root)}
     pools["dev"] = pools["train"]
     pools["test"] = _test_questions(raw_root)
-    origin = {"train": raw_root / SOURCE / TRAIN_FILE, "dev": raw_root / SOURCE / TRAIN_FILE,
-              "test": raw_root / SOURCE / TEST_DIR}
+    origin = {
+        "train": raw_root / SOURCE / TRAIN_FILE,
+        "dev": raw_root / SOURCE / TRAIN_FILE,
+        "test": raw_root / SOURCE / TEST_DIR,
+    }
     frames = {}
     for split in SPLITS:
         rows = []
         for qid in split_ids(raw_root, split):
             if qid not in pools[split]:
                 raise DataFormatError.at(
-                    raw_root / INDEX / INDEX_DIR / f"{split}_id.tsv", None,
+                    raw_root / INDEX / INDEX_DIR / f"{split}_id.tsv",
+                    None,
                     f"question {qid} is not a yes/no question of {origin[split]}",
                     "check that the BioASQ files are the original 7b ones (training7b for train "
-                    "and dev, Task7BGoldenEnriched for test)")
+                    "and dev, Task7BGoldenEnriched for test)",
+                )
             rows.append(pools[split][qid])
         frames[split] = make_frame(spec.type, split, rows)
     return frames

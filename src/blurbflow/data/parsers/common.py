@@ -4,7 +4,7 @@ file (and line) and says how to fix it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -21,8 +21,19 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     # re: `text` has the entities replaced by markers; `original_text` with the e1/e2 character
     # spans (e1 starts first) and entity types lets marker inputs be built; None where the
     # source gives no spans (GAD).
-    "re": ("id", "split", "text", "label", "original_text", "e1_start", "e1_end", "e2_start",
-           "e2_end", "e1_type", "e2_type"),
+    "re": (
+        "id",
+        "split",
+        "text",
+        "label",
+        "original_text",
+        "e1_start",
+        "e1_end",
+        "e2_start",
+        "e2_end",
+        "e1_type",
+        "e2_type",
+    ),
     "sts": ("id", "split", "text_a", "text_b", "score"),
     "doccls": ("id", "split", "text", "labels", "sentences", "sentence_labels"),
     "qa": ("id", "split", "question", "context", "label"),
@@ -35,18 +46,23 @@ def read_text(path: Path, source: str) -> str:
         data = path.read_bytes()
     except FileNotFoundError:
         raise DataFormatError.at(
-            path, None, "file not found",
+            path,
+            None,
+            "file not found",
             f"download the {source!r} source first (the data step fetches and extracts it into "
-            f"{path.parent})") from None
+            f"{path.parent})",
+        ) from None
     except IsADirectoryError:
-        raise DataFormatError.at(path, None, "is a directory, expected a file",
-                                 redownload(source)) from None
+        raise DataFormatError.at(
+            path, None, "is a directory, expected a file", redownload(source)
+        ) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise DataFormatError.at(path, line, f"not UTF-8 text ({err.reason})",
-                                 redownload(source)) from None
+        raise DataFormatError.at(
+            path, line, f"not UTF-8 text ({err.reason})", redownload(source)
+        ) from None
     return text.removeprefix("\ufeff")
 
 
@@ -68,8 +84,21 @@ def read_json(path: Path, source: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise DataFormatError.at(path, err.lineno, f"invalid JSON ({err.msg}, column {err.colno})",
-                                 redownload(source)) from None
+        raise DataFormatError.at(
+            path, err.lineno, f"invalid JSON ({err.msg}, column {err.colno})", redownload(source)
+        ) from None
+
+
+def read_index_list(path: Path, valid: Callable[[str], bool], what: str) -> list[str]:
+    """A comma-separated list of BLURB's split index (data_generation/indexing/...), each entry
+    checked with `valid`; `what` names a valid entry in the error."""
+    entries = [e.strip() for e in read_text(path, "blurb-index").split(",") if e.strip()]
+    for entry in entries:
+        if not valid(entry):
+            raise DataFormatError.at(
+                path, None, f"entry {entry!r} is not {what}", redownload("blurb-index")
+            )
+    return entries
 
 
 def line_of(text: str, needle: str) -> int | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError, redownload
-from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, read_text
+from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, read_index_list
 from blurbflow.tasks.registry import TaskSpec
 
 SOURCE, INDEX = "ebmnlp", "blurb-index"
@@ -32,12 +32,7 @@ ANN_FOLDER = {"train": "train", "dev": "train", "test": "test/gold"}
 
 def split_pmids(raw_root: Path, split: str) -> list[str]:
     path = raw_root / INDEX / INDEX_DIR / f"{split}_pmid.tsv"
-    pmids = [p.strip() for p in read_text(path, INDEX).split(",") if p.strip()]
-    for pmid in pmids:
-        if not pmid.isdigit():
-            raise DataFormatError.at(path, None, f"entry {pmid!r} is not a PMID",
-                                     redownload(INDEX))
-    return pmids
+    return read_index_list(path, str.isdigit, "a PMID")
 
 
 def _items(path: Path) -> list[tuple[int, str]]:
@@ -51,13 +46,18 @@ def read_labels(path: Path, tokens_path: Path, count: int) -> list[bool]:
     if len(items) != count:
         line = items[count][0] if len(items) > count else None
         raise DataFormatError.at(
-            path, line, f"has {len(items)} labels but {tokens_path} has {count} tokens (one "
-            "label per token expected)", redownload(SOURCE))
+            path,
+            line,
+            f"has {len(items)} labels but {tokens_path} has {count} tokens (one "
+            "label per token expected)",
+            redownload(SOURCE),
+        )
     flags = []
     for number, item in items:
         if item not in ("0", "1"):
-            raise DataFormatError.at(path, number, f"label {item!r} is not 0 or 1",
-                                     redownload(SOURCE))
+            raise DataFormatError.at(
+                path, number, f"label {item!r} is not 0 or 1", redownload(SOURCE)
+            )
         flags.append(item == "1")
     return flags
 
@@ -77,7 +77,7 @@ def sentences(tokens: list[str], tags: list[str]) -> list[tuple[list[str], list[
     out, start = [], 0
     for i, token in enumerate(tokens):
         if token == ".":
-            out.append((tokens[start:i + 1], tags[start:i + 1]))
+            out.append((tokens[start : i + 1], tags[start : i + 1]))
             start = i + 1
     if start < len(tokens):
         out.append((tokens[start:], tags[start:]))
@@ -88,9 +88,12 @@ def read_document(raw_root: Path, pmid: str, folder: str) -> list[tuple[list[str
     base = raw_root / SOURCE / ROOT
     tokens_path = base / "documents" / f"{pmid}.tokens"
     tokens = [item for _, item in _items(tokens_path)]
-    flags = {element: read_labels(base / ANN_DIR / element / folder / f"{pmid}.AGGREGATED.ann",
-                                  tokens_path, len(tokens))
-             for element in ELEMENTS}
+    flags = {
+        element: read_labels(
+            base / ANN_DIR / element / folder / f"{pmid}.AGGREGATED.ann", tokens_path, len(tokens)
+        )
+        for element in ELEMENTS
+    }
     return sentences(tokens, document_tags(len(tokens), flags))
 
 
