@@ -13,11 +13,13 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from blurbflow.data.errors import DataFormatError, ManualDownloadMissing
-from blurbflow.data.generate import generate_source
 from blurbflow.data.generate.bioasq import SPLIT_SIZES
 from blurbflow.data.parsers import COLUMNS, parse_task
 from blurbflow.data.prepare import prepare_task
 from blurbflow.tasks.sources import SOURCES
+
+from data_helpers import generate_and_prepare
+from data_helpers import write as _write
 
 SPLITS = ("train", "dev", "test")
 INDEX = Path("blurb-index/data_generation/indexing/BioASQ")
@@ -25,10 +27,6 @@ TRAIN = Path("bioasq/BioASQ-training7b/trainining7b.json")
 GOLDEN = Path("bioasq/Task7BGoldenEnriched")
 
 
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def _questions(path: Path) -> list[dict]:
@@ -40,13 +38,7 @@ def _questions(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame]]:
-    root = tmp_path_factory.mktemp("bioasq-raw")
-    for source in ("bioasq", "blurb-index"):
-        generate_source(source, root / source, seed=0)
-    out = tmp_path_factory.mktemp("bioasq-out")
-    stats = prepare_task("bioasq", root, out)
-    frames = {s: pd.read_parquet(out / f"{s}.parquet") for s in SPLITS}
-    return root, stats, frames
+    return generate_and_prepare(tmp_path_factory, "bioasq")
 
 
 def test_round_trip_counts_and_schema(generated):

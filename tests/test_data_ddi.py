@@ -13,22 +13,20 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
 from blurbflow.data.errors import DataFormatError
-from blurbflow.data.generate import generate_source
 from blurbflow.data.generate.ddi import SPLIT_SIZES, ddi_split_files
 from blurbflow.data.parsers import COLUMNS, parse_task
 from blurbflow.data.parsers.ddi import dummify
 from blurbflow.data.prepare import prepare_task
 from blurbflow.tasks.registry import TASKS
 
+from data_helpers import generate_and_prepare
+from data_helpers import write as _write
+
 SPLITS = ("train", "dev", "test")
 INDEX = Path("blurb-index/data_generation/indexing/DDI")
 ROOT = Path("ddi/DDIextraction_2013")
 
 
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 # --- generated corpus ----------------------------------------------------------------------
@@ -36,13 +34,7 @@ def _write(path: Path, text: str) -> Path:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame]]:
-    root = tmp_path_factory.mktemp("ddi-raw")
-    for source in ("ddi", "blurb-index"):
-        generate_source(source, root / source, seed=0)
-    out = tmp_path_factory.mktemp("ddi-out")
-    stats = prepare_task("ddi", root, out)
-    frames = {s: pd.read_parquet(out / f"{s}.parquet") for s in SPLITS}
-    return root, stats, frames
+    return generate_and_prepare(tmp_path_factory, "ddi")
 
 
 def test_round_trip_counts_and_schema(generated):

@@ -11,12 +11,14 @@ import pandas as pd
 import pytest
 
 from blurbflow.data.errors import DataFormatError
-from blurbflow.data.generate import generate_source
 from blurbflow.data.generate.ebmnlp import SPLIT_SIZES
 from blurbflow.data.parsers import COLUMNS, parse_task
 from blurbflow.data.parsers.ebmpico import document_tags, sentences
 from blurbflow.data.prepare import prepare_task
 from blurbflow.tasks.registry import PICO_LABELS
+
+from data_helpers import generate_and_prepare
+from data_helpers import write as _write
 
 SPLITS = ("train", "dev", "test")
 INDEX = Path("blurb-index/data_generation/indexing/ebmnlp")
@@ -26,10 +28,6 @@ ELEMENTS = ("participants", "interventions", "outcomes")
 TAGS = ("I-INT", "I-OUT", "I-PAR")
 
 
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 # --- generated corpus ----------------------------------------------------------------------
@@ -37,13 +35,7 @@ def _write(path: Path, text: str) -> Path:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame]]:
-    root = tmp_path_factory.mktemp("ebm-raw")
-    for source in ("ebmnlp", "blurb-index"):
-        generate_source(source, root / source, seed=0)
-    out = tmp_path_factory.mktemp("ebm-out")
-    stats = prepare_task("ebmpico", root, out)
-    frames = {s: pd.read_parquet(out / f"{s}.parquet") for s in SPLITS}
-    return root, stats, frames
+    return generate_and_prepare(tmp_path_factory, "ebmpico")
 
 
 def test_round_trip_counts_and_schema(generated):

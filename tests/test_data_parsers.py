@@ -15,11 +15,7 @@ from blurbflow.data.parsers.conll import read_conll
 from blurbflow.data.parsers.hoc import sentence_labels
 from blurbflow.data.prepare import prepare_task
 
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from data_helpers import write as _write
 
 
 def _replace_line(path: Path, number: int, new: str) -> str:
