@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from blurbflow.train import Preempted
+
 
 def _generate(args) -> None:
     from blurbflow.data.generate import generate_source
@@ -217,11 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except ImportError:
-        raise
-    except RuntimeError as exc:
-        if type(exc).__name__ != "Preempted":
-            raise
+    except Preempted as exc:
         print(f"blurbflow {args.command}: {exc}", file=sys.stderr)
         return 143  # as a process killed by SIGTERM: the scheduler retries, the retry resumes
     except (ValueError, KeyError, FileNotFoundError) as exc:

@@ -1,1 +1,6 @@
 """Fine-tuning cells: encoding, batching, optimisation and the cell loop."""
+
+
+class Preempted(RuntimeError):
+    """SIGTERM arrived: the state is saved and the cell exits non-zero so that it is retried.
+    Defined here, free of torch, so the CLI can catch it without importing the engine."""

@@ -295,11 +295,11 @@ def train_cell(
     if uses_markers(spec, settings):
         from blurbflow.models.load import add_entity_markers
 
-        expected = load_meta(encoded_dir).get("added_tokens")
-        if expected and expected != add_entity_markers(tokenizer):
+        expected, markers = meta.get("added_tokens"), add_entity_markers(tokenizer)
+        if expected and expected != markers:
             raise ValueError(
                 f"{encoded_dir}: entity marker ids {expected} differ from the model tokenizer's "
-                f"{add_entity_markers(tokenizer)}; tokenize again with this model's tokenizer"
+                f"{markers}; tokenize again with this model's tokenizer"
             )
         num_tokens = len(tokenizer)
     device = select_device()

@@ -15,12 +15,9 @@ from pathlib import Path
 import torch
 
 from blurbflow.io import atomic_path
+from blurbflow.train import Preempted  # noqa: F401  (raised by the cell loop)
 
 CHECKPOINT = "checkpoint.pt"
-
-
-class Preempted(RuntimeError):
-    """SIGTERM arrived: the state is saved and the cell exits non-zero so that it is retried."""
 
 
 @dataclass
