@@ -36,4 +36,4 @@ rule data:
 
 rule cells:
     input:
-        CELL_RESULTS,
+        JOB_MANIFESTS,

@@ -3,6 +3,8 @@ then the stale-only re-run rules."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -78,13 +80,22 @@ def test_changing_one_recipe_option_requeues_only_that_recipe(demo):
     def edit(config):
         config["recipes"]["layer-specific"]["layerwise_lr_decay"] = 0.9
 
-    finetuned = _requeued_cells(demo, "changed.yaml", edit)
-    assert len(finetuned) == 10 and all("/layer-specific/" in out for out in finetuned)
+    jobs = _requeued_cells(demo, "changed.yaml", edit)
+    assert len(jobs) == 5 and all("/layer-specific/" in out for out in jobs)
 
 
-def test_adding_a_seed_queues_only_the_new_seed(demo):
+def test_adding_a_seed_trains_only_the_new_seed(demo):
     def edit(config):
         config["studies"]["demo"]["seeds"] = 3
 
-    finetuned = _requeued_cells(demo, "seed3.yaml", edit)
-    assert len(finetuned) == 10 and all("/seed3/" in out for out in finetuned)
+    configfile = _variant(demo, "seed3.yaml", edit)
+    assert len(_requeued_cells(demo, "seed3.yaml", edit)) == 10  # every job: its seeds changed
+    job = demo / "results/cells/tiny-biobert/gad/standard/lr0.001-bs16"
+    before = {seed: (job / f"seed{seed}/result.json").read_bytes() for seed in (1, 2)}
+    run = snakemake(demo, "--configfile", configfile, "--cores", "2", str(job / "seeds.json"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    for seed in (1, 2):  # kept byte for byte: not retrained
+        assert (job / f"seed{seed}/result.json").read_bytes() == before[seed]
+    log = (demo / "results/logs/cells/tiny-biobert/gad/standard/lr0.001-bs16.log").read_text()
+    assert "seed 1: kept (ok" in log and "seed 2: kept (ok" in log and "seed 3: ok" in log
+    assert json.loads((job / "seed3/result.json").read_text())["status"] == "ok"

@@ -10,7 +10,7 @@ import time
 import pytest
 import yaml
 
-from blurbflow.config import ConfigError, check_names, expand_cells, study_seeds
+from blurbflow.config import ConfigError, cell_jobs, check_names, expand_cells, study_seeds
 from blurbflow.results.tables import study_layout, study_table
 
 from workflow_helpers import REPO, copy_workflow, snakemake
@@ -161,12 +161,11 @@ def test_dry_run_of_the_default_config_lists_every_studys_cells(tmp_path):
     assert stats, (run.stdout + run.stderr)[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", stats.group(1), re.M))
     cells = expand_cells(CONFIG)
-    assert int(counts["finetune"]) == len(cells)
+    assert int(counts["finetune"]) == len(cell_jobs(cells))
     per_study = {name: set(expand_cells(CONFIG, [name])) for name in CONFIG["studies"]}
     assert all(per_study.values()) and set().union(*per_study.values()) == set(cells)
     assert int(counts["report"]) == 1 and int(counts["tables"]) == 1
-    print(f"dry run of {len(cells)} cells: {seconds:.1f} s")
-    assert seconds < 120  # ~25–35 s here; a guard against a blow-up, not a benchmark
+    print(f"dry run of {len(cells)} cells: {seconds:.1f} s (benchmarks/dag_scale.py measures)")
 
 
 def test_config_is_not_changed_by_expansion():

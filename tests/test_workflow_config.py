@@ -24,7 +24,7 @@ def _dry_run_with(workdir, name, edit):
 def test_demo_config_dry_run_plans_every_cell(workdir):
     run = snakemake(workdir, "-n", "--configfile", "config/demo.yaml")
     assert run.returncode == 0, run.stderr
-    assert "finetune               20" in run.stdout
+    assert "finetune               10" in run.stdout  # 20 cells, 2 seeds a job
 
 
 def test_misspelt_recipe_key_fails_naming_it(workdir):
@@ -50,5 +50,5 @@ def test_unknown_recipe_in_study_fails_naming_it(workdir):
 def test_negative_learning_rate_fails_naming_it(workdir):
     run = _dry_run_with(workdir, "negative.yaml", lambda c: c["recipes"]["standard"].update(lr=-1))
     returncode, output = run
-    assert returncode != 0 and "-1 is not valid" in output
-    assert "On instance['recipes']['standard']['lr']" in output
+    assert returncode != 0
+    assert "recipes.standard.lr: -1 is less than or equal to the minimum of 0" in output

@@ -24,17 +24,32 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
-    """Run the venv's snakemake with the venv's bin first on PATH (rules call `blurbflow`)."""
+def _env(extra: dict | None = None) -> dict:
+    """The venv's bin first on PATH (rules call `blurbflow`), plus `extra`."""
     bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    path = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    return {**os.environ, "PATH": path, **(extra or {})}
+
+
+def _command(*args: str) -> list[str]:
+    return [os.path.join(Path(sys.executable).parent, "snakemake"), *args]
+
+
+def snakemake(
+    workdir: Path, *args: str, timeout: int = 1200, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run the venv's snakemake in `workdir` and wait for it."""
     return subprocess.run(
-        [os.path.join(bin_dir, "snakemake"), *args],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
+        _command(*args), cwd=workdir, env=_env(env), capture_output=True, text=True,
         timeout=timeout,
+    )
+
+
+def snakemake_process(workdir: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """Start the venv's snakemake in `workdir` without waiting (communicate() collects it)."""
+    return subprocess.Popen(
+        _command(*args), cwd=workdir, env=_env(env), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
     )
 
 

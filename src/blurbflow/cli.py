@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from blurbflow.train import Preempted
+from blurbflow.train import CellsFailed, Preempted
 
 
 def _generate(args) -> None:
@@ -78,16 +78,17 @@ def _tokenize(args) -> None:
 
 
 def _finetune(args) -> None:
-    from blurbflow.train.cell import train_cell
+    from blurbflow.train.job import run_cell_job
 
-    result = train_cell(
-        json.loads(args.options), Path(args.encoded), Path(args.data), Path(args.out)
+    statuses = run_cell_job(
+        json.loads(args.options),
+        [int(seed) for seed in args.seeds.split(",")],
+        Path(args.encoded),
+        Path(args.data),
+        Path(args.out),
+        threads=args.threads,
     )
-    print(
-        json.dumps(
-            {k: result[k] for k in ("status", "selected_epoch", "dev", "test", "wall_seconds")}
-        )
-    )
+    print(json.dumps(statuses))
 
 
 def _config(args) -> dict:
@@ -122,13 +123,7 @@ def _tables(args) -> None:
     config = _config(args)
     cells = pd.read_parquet(args.cells)
     for name, study in config["studies"].items():
-        write_table(study_table(cells, name, _with_seed_list(study)), Path(args.out_dir) / name)
-
-
-def _with_seed_list(study: dict) -> dict:
-    from blurbflow.config import study_seeds
-
-    return {**study, "seeds": study_seeds(study)}
+        write_table(study_table(cells, name, study), Path(args.out_dir) / name)
 
 
 def _report(args) -> None:
@@ -139,10 +134,8 @@ def _report(args) -> None:
 
     config = _config(args)
     cells = pd.read_parquet(args.cells)
-    studies = {name: _with_seed_list(study) for name, study in config["studies"].items()}
-    render_report(
-        cells, studies, Path(args.out), collect_provenance(config, args.config_hash, cells)
-    )
+    provenance = collect_provenance(config, args.config_hash, cells)
+    render_report(cells, config["studies"], Path(args.out), provenance)
     print(f"wrote {args.out}")
 
 
@@ -187,12 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=_tokenize)
 
-    p = sub.add_parser("finetune", help="run one cell")
-    p.add_argument("--options", required=True, help="the cell's options as JSON")
+    p = sub.add_parser("finetune", help="run the seeds of one (model, task, recipe, hparams)")
+    p.add_argument("--options", required=True, help="the cells' options (but the seed) as JSON")
+    p.add_argument("--seeds", required=True, help="comma-separated seeds, e.g. 1,2,3")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     p.add_argument("--encoded", required=True)
     p.add_argument("--data", required=True)
-    p.add_argument("--out", required=True, help="result.json path")
+    p.add_argument("--out", required=True, help="the job's manifest, {job folder}/seeds.json")
     p.set_defaults(func=_finetune)
 
     for name, func, helptext in (
@@ -219,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
+    except CellsFailed as exc:
+        print(f"blurbflow {args.command}: {exc} (see their result.json)", file=sys.stderr)
+        return 1
     except Preempted as exc:
         print(f"blurbflow {args.command}: {exc}", file=sys.stderr)
         return 143  # as a process killed by SIGTERM: the scheduler retries, the retry resumes

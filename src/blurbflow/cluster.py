@@ -31,13 +31,19 @@ TRAIN_INSTANCES = {
     "pubmedqa": 450,
     "bioasq": 670,
 }
-MIN_MINUTES, OVERHEAD_MINUTES = 15, 10
+MIN_MINUTES, JOB_OVERHEAD_MINUTES, SEED_OVERHEAD_MINUTES = 15, 5, 3
+# Jobs packed several to a submission (`group-components` in slurm/profile.yaml): minutes of
+# GPU work each, where queue wait and start-up would otherwise dominate.
+SHORT_TASKS = ("biosses", "pubmedqa", "bioasq")
+SHORT_SUBSAMPLE = 1000
+SHORT_GROUP = "short-cells"
 
 
 def cell_resources(
-    options: dict, size: str, attempt: int = 1, overrides: dict | None = None
+    options: dict, size: str, attempt: int = 1, overrides: dict | None = None, seeds: int = 1
 ) -> dict:
-    """Snakemake resources of one cell (gpu, cpus_per_task, mem_mb, runtime in minutes)."""
+    """Snakemake resources of one job running `seeds` cells one after the other (gpu,
+    cpus_per_task, mem_mb, runtime in minutes)."""
     table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
     if size not in table:
         raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
@@ -45,10 +51,21 @@ def cell_resources(
     task = get_task(options["task"]).name
     instances = options.get("train_subsample") or TRAIN_INSTANCES[task]
     length_factor = options.get("max_length", 512) / 256
-    minutes = OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
+    per_seed = (
+        SEED_OVERHEAD_MINUTES
+        + options["epochs"] * instances / 1000 * per_thousand * length_factor
+    )
+    minutes = JOB_OVERHEAD_MINUTES + seeds * per_seed
     return {
         "gpu": 1,
         "cpus_per_task": cpus,
         "mem_mb": mem_mb,
         "runtime": math.ceil(max(MIN_MINUTES, minutes)) * attempt,
     }
+
+
+def is_short(options: dict) -> bool:
+    """BIOSSES, the QA tasks and low-resource subsets: minutes per seed even on large models."""
+    subsample = options.get("train_subsample")
+    low_resource = subsample is not None and subsample <= SHORT_SUBSAMPLE
+    return options["task"] in SHORT_TASKS or low_resource

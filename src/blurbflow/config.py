@@ -79,6 +79,45 @@ class Cell:
         )
 
 
+@dataclass(frozen=True)
+class CellJob:
+    """One Snakemake job: the seeds of one (model, task, recipe, hparams), run one after the
+    other in one process. Its options are the cells' options without the seed."""
+
+    model: str
+    task: str
+    recipe: str
+    hparams: str
+    options: dict
+    seeds: tuple[int, ...]
+
+    @property
+    def path(self) -> str:
+        return f"results/cells/{self.model}/{self.task}/{self.recipe}/{self.hparams}"
+
+
+def cell_jobs(cells: dict[str, Cell]) -> dict[str, CellJob]:
+    """Cells batched by everything but the seed, keyed by the job's folder (DESIGN §11: one job
+    per cell makes a paper-scale dry run take twice as long)."""
+    seeds: dict[str, list[int]] = {}
+    first: dict[str, Cell] = {}
+    for cell in cells.values():
+        key = cell.path.rsplit("/", 1)[0]
+        seeds.setdefault(key, []).append(cell.seed)
+        first.setdefault(key, cell)
+    return {
+        key: CellJob(
+            cell.model,
+            cell.task,
+            cell.recipe,
+            cell.hparams,
+            {k: v for k, v in cell.options.items() if k != "seed"},
+            tuple(sorted(seeds[key])),
+        )
+        for key, cell in first.items()
+    }
+
+
 def hparams_name(lr: float, batch_size: int) -> str:
     return f"lr{lr:g}-bs{batch_size}"
 
@@ -221,6 +260,22 @@ def check_keys(config: dict, schema: dict, node: dict | None = None, where: str 
                 f"{path}: unknown key{_did_you_mean(str(key), known)}; "
                 f"allowed here: {', '.join(sorted(known))}"
             )
+
+
+def check_values(config: dict, schema: dict) -> None:
+    """Name the first value the schema rejects by its key path, with what is expected (the
+    schema's `description` where it has one), before Snakemake's `validate` runs."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    error = best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if error is None:
+        return
+    path = ".".join(map(str, error.absolute_path)) or "(top level)"
+    node = error.parent.schema if error.parent is not None else error.schema
+    expected = node.get("description") or error.schema.get("description")
+    hint = f"; expected {expected}" if expected else ""
+    raise ConfigError(f"{path}: {error.message}{hint}")
 
 
 def check_names(config: dict) -> None:

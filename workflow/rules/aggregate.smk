@@ -1,15 +1,18 @@
-# Every cell's result.json → results/cells.parquet → one table per study.
+# Every job's manifest (its cells done) → every cell's result.json → results/cells.parquet →
+# one table per study.
 
 
 rule aggregate:
     input:
-        CELL_RESULTS,
+        JOB_MANIFESTS,
     output:
         "results/cells.parquet",
     params:
         config=CONFIG_JSON,
     log:
         "results/logs/aggregate.log",
+    resources:
+        **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
     shell:
@@ -25,6 +28,8 @@ rule tables:
         config=CONFIG_JSON,
     log:
         "results/logs/tables.log",
+    resources:
+        **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
     shell:

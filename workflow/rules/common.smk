@@ -4,13 +4,14 @@ import json
 
 from blurbflow.config import (
     ConfigError,
+    cell_jobs,
     check_names,
     config_hash,
     expand_cells,
     input_key,
     options_json,
 )
-from blurbflow.cluster import cell_resources
+from blurbflow.cluster import SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS
 
 try:
@@ -19,8 +20,11 @@ try:
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
+# One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
+# jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
+JOBS = cell_jobs(CELLS)
 STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
-CELL_RESULTS = [f"{path}/result.json" for path in CELLS]
+JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
 TABLE_FILES = expand(
     "results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md", "tex"]
 )
@@ -41,12 +45,10 @@ wildcard_constraints:
     input_key=r"L\d+(-[A-Za-z+]+)*",
 
 
-def cell_of(wildcards):
-    key = (
-        f"results/cells/{wildcards.model}/{wildcards.task}/{wildcards.recipe}/"
-        f"{wildcards.hparams}/seed{wildcards.seed}"
-    )
-    return CELLS[key]
+def job_of(wildcards):
+    return JOBS[
+        f"results/cells/{wildcards.model}/{wildcards.task}/{wildcards.recipe}/{wildcards.hparams}"
+    ]
 
 
 def model_inputs(model):
@@ -56,30 +58,52 @@ def model_inputs(model):
 
 
 def corpus_files(wildcards):
-    """The demo model's pre-training corpus: every study task's training set."""
-    return expand("resources/data/{task}/train.parquet", task=STUDY_TASKS)
+    """A built model's pre-training corpus: its `corpus_tasks` (default: every study task)."""
+    tasks = config["models"][wildcards.model].get("corpus_tasks", STUDY_TASKS)
+    return expand("resources/data/{task}/train.parquet", task=sorted(tasks))
 
 
 def tokenized_dir(wildcards):
-    cell = cell_of(wildcards)
-    return f"resources/tokenized/{cell.model}/{cell.task}/{input_key(cell.task, cell.options)}"
+    job = job_of(wildcards)
+    return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options)}"
 
 
 def cell_resource(name):
     """A resource callable for the finetune rule (blurbflow.cluster.cell_resources)."""
 
     def resource(wildcards, attempt):
-        cell = cell_of(wildcards)
-        size = config["models"][cell.model].get("size", "base")
-        return cell_resources(cell.options, size, attempt, config.get("resources"))[name]
+        job = job_of(wildcards)
+        size = config["models"][job.model].get("size", "base")
+        return cell_resources(
+            job.options, size, attempt, config.get("resources"), seeds=len(job.seeds)
+        )[name]
 
     return resource
+
+
+def cell_group(wildcards):
+    """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
+    return SHORT_GROUP if is_short(job_of(wildcards).options) else None
 
 
 def model_source(model):
     spec = config["models"][model]
     return spec.get("path") or spec["hub_id"]
 
+
+# SLURM placement of every submitted rule (config `slurm`; the plugin reads these resources).
+_SLURM = config.get("slurm") or {}
+SLURM_CPU = {
+    key: value
+    for key, value in (
+        ("slurm_account", _SLURM.get("account")),
+        ("slurm_partition", _SLURM.get("partition")),
+    )
+    if value
+}
+SLURM_GPU = {**SLURM_CPU}
+if _SLURM.get("gpu_partition"):
+    SLURM_GPU["slurm_partition"] = _SLURM["gpu_partition"]
 
 # Software of every rule (used with --software-deployment-method conda).
 BLURBFLOW_ENV = "../../envs/blurbflow.yaml"

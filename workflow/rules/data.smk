@@ -10,6 +10,8 @@ if DATA_SOURCE == "generated":
             seed=config.get("data", {}).get("generated_seed", 0),
         log:
             "results/logs/raw/{source}.log",
+        resources:
+            **SLURM_CPU,
         conda:
             BLURBFLOW_ENV
         shell:
@@ -17,6 +19,10 @@ if DATA_SOURCE == "generated":
             "--out {output} > {log} 2>&1"
 
 else:
+
+    # Downloads run where snakemake runs (the login node): compute nodes may be offline.
+    localrules:
+        fetch_raw,
 
     rule fetch_raw:
         output:
@@ -43,6 +49,8 @@ rule prepare:
         ),
     log:
         "results/logs/prepare/{task}.log",
+    resources:
+        **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
     shell:

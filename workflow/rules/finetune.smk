@@ -1,5 +1,8 @@
-# One cell = one fine-tuning run. Its full options are params, so Snakemake re-runs exactly the
-# cells whose options changed; library edits alone re-queue nothing (bump `code_version`).
+# One job = the seeds of one (model, task, recipe, hparams), each a cell with its own folder
+# seed{N}/ (result.json, predictions.parquet, checkpoint). Options and seeds are params, so
+# Snakemake re-runs exactly the jobs whose options or seeds changed; inside, a seed that already
+# finished these exact options is kept (blurbflow.train.job), so adding a seed trains that seed
+# only. Library edits alone re-queue nothing (bump `code_version`).
 
 
 rule finetune:
@@ -8,20 +11,24 @@ rule finetune:
         data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
         model=lambda wildcards: model_inputs(wildcards.model),
     output:
-        result="results/cells/{model}/{task}/{recipe}/{hparams}/seed{seed}/result.json",
-        predictions="results/cells/{model}/{task}/{recipe}/{hparams}/seed{seed}/predictions.parquet",
+        "results/cells/{model}/{task}/{recipe}/{hparams}/seeds.json",
     params:
-        options=lambda wildcards: options_json(cell_of(wildcards).options),
+        options=lambda wildcards: options_json(job_of(wildcards).options),
+        seeds=lambda wildcards: ",".join(map(str, job_of(wildcards).seeds)),
     log:
-        "results/logs/cells/{model}/{task}/{recipe}/{hparams}/seed{seed}.log",
+        "results/logs/cells/{model}/{task}/{recipe}/{hparams}.log",
     threads: 1
+    group:
+        cell_group
     resources:
         gpu=cell_resource("gpu"),
         cpus_per_task=cell_resource("cpus_per_task"),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),
+        **SLURM_GPU,
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow finetune --threads {threads} --options {params.options:q} --encoded {input.encoded} "
-        "--data resources/data/{wildcards.task} --out {output.result} > {log} 2>&1"
+        "blurbflow finetune --threads {threads} --options {params.options:q} "
+        "--seeds {params.seeds} --encoded {input.encoded} --data resources/data/{wildcards.task} "
+        "--out {output} > {log} 2>&1"

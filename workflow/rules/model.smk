@@ -11,6 +11,8 @@ rule build_demo_model:
     threads: 2
     log:
         "results/logs/models/{model}.log",
+    resources:
+        **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
     shell:

@@ -12,6 +12,8 @@ rule tokenize:
         tokenizer=lambda wildcards: model_source(wildcards.model),
     log:
         "results/logs/tokenize/{model}/{task}/{input_key}.log",
+    resources:
+        **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
     shell:

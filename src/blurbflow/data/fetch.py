@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from blurbflow.data.archives import extract
 from blurbflow.data.errors import DataFormatError, ManualDownloadMissing
+from blurbflow.io import UMASK
 from blurbflow.tasks.sources import SOURCES, Source
 
 CHUNK = 1 << 20
@@ -110,8 +111,8 @@ def verify(source: Source, root: Path) -> dict[str, str]:
         if digest != expected:
             raise DataFormatError(
                 f"{root}/{pattern}: sha256 {digest} does not match the registry's {expected} — the "
-                "files differ from the ones BLURB uses (corrupt or changed upstream); delete "
-                f"resources/raw/{source.name} and fetch again, or check the mirror"
+                "files differ from the ones BLURB uses (corrupt or changed upstream); nothing was "
+                "kept: fetch again, or check the mirror"
             )
         observed[pattern] = digest
     return observed
@@ -145,12 +146,13 @@ def fetch_source(
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    locations = [resolve_url(url, mirror) for url in source.urls]
     try:
         if source.manual:
             _manual(source, manual_dir, work)
         downloads = work / ".downloads"
-        for url in source.urls:
-            file = download(resolve_url(url, mirror), downloads / Path(urlsplit(url).path).name)
+        for url, location in zip(source.urls, locations, strict=True):
+            file = download(location, downloads / Path(urlsplit(url).path).name)
             if source.archive:
                 extract(file, work)
             else:
@@ -162,7 +164,14 @@ def fetch_source(
         observed = verify(source, work) if verify_checksums else {}
         if out_dir.exists():
             shutil.rmtree(out_dir)
+        os.chmod(work, 0o777 & ~UMASK)  # mkdtemp makes 0700; others on the cluster read it too
         os.replace(work, out_dir)
+    except DataFormatError as error:
+        if isinstance(error, ManualDownloadMissing) or not locations:
+            raise
+        # The temporary folder is gone when the message is read: name the target and the URLs.
+        where = str(error).replace(f"{work}/.downloads/", "").replace(str(work), str(out_dir))
+        raise DataFormatError(f"{where} [from {', '.join(locations)}]") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"source": name, "verified": observed}

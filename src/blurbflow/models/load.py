@@ -1,5 +1,8 @@
 """Load tokenizers and models through transformers' Auto* classes, safely (DESIGN §10):
-never `trust_remote_code`; safetensors preferred; `.bin` only through the weights_only loader."""
+no `trust_remote_code` unless a model's config asks for it; safetensors preferred; `.bin` only
+through torch's weights_only loader (transformers 5.23 `modeling_utils.load_state_dict` calls
+`torch.load(..., weights_only=weights_only)`, True by default; `load_for_task` also passes
+`weights_only=True` explicitly, so a pickle that would run code is refused, not executed)."""
 
 from __future__ import annotations
 
@@ -22,25 +25,35 @@ def add_entity_markers(tokenizer) -> dict[str, int]:
     return {m: tokenizer.convert_tokens_to_ids(m) for m in ENTITY_MARKERS}
 
 
-def load_tokenizer(source: str, add_prefix_space: bool | None = None, entity_markers: bool = False):
+def load_tokenizer(
+    source: str,
+    add_prefix_space: bool | None = None,
+    entity_markers: bool = False,
+    *,
+    trust_remote_code: bool = False,
+):
+    """The tokenizer of `source` (a local folder or a hub id); `trust_remote_code` only when the
+    model's config says so (per-model key, default false)."""
     from transformers import AutoConfig, AutoTokenizer
 
     if add_prefix_space is None:
         # RoBERTa's byte-level BPE needs a prefix space to tokenize pre-split words.
-        add_prefix_space = AutoConfig.from_pretrained(source).model_type in ("roberta", "deberta")
+        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code)
+        add_prefix_space = config.model_type in ("roberta", "deberta")
     kwargs = {"add_prefix_space": True} if add_prefix_space else {}
-    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
     if entity_markers:
         add_entity_markers(tokenizer)
     return tokenizer
 
 
 def _weights_kwargs(source: str) -> dict:
-    # transformers loads .bin with torch.load(weights_only=True); say so explicitly for safety.
+    # .bin only through torch.load(weights_only=True): transformers' default, stated explicitly.
+    kwargs: dict = {"weights_only": True}
     folder = Path(source)
     if folder.is_dir() and not any(folder.glob("*.safetensors")) and any(folder.glob("*.bin")):
-        return {"use_safetensors": False}
-    return {}
+        kwargs["use_safetensors"] = False
+    return kwargs
 
 
 def load_for_task(
@@ -52,13 +65,15 @@ def load_for_task(
     head: str = "linear",
     pooling: str = "cls",
     num_tokens: int | None = None,
+    trust_remote_code: bool = False,
 ):
     """The pretrained encoder with a freshly initialised head for the task type.
 
     `labels` overrides the task's label vocabulary (tagging schemes); `head`/`pooling` other
     than linear/cls give a `heads.TaskModel`, else transformers' own classification model
     (Gu's standard: BERT's pooled [CLS], ELECTRA's and RoBERTa's [CLS] heads); `num_tokens`
-    grows the input embeddings to cover added tokens (entity markers)."""
+    grows the input embeddings to cover added tokens (entity markers); `trust_remote_code` only
+    when the model's config says so."""
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -84,7 +99,9 @@ def load_for_task(
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # the "newly initialised head" report is expected here
-    config = AutoConfig.from_pretrained(source, trust_remote_code=False, **config_kwargs)
+    config = AutoConfig.from_pretrained(
+        source, trust_remote_code=trust_remote_code, **config_kwargs
+    )
     custom = head != "linear" or pooling != "cls"
     if custom:
         auto = AutoModel
@@ -93,7 +110,7 @@ def load_for_task(
     else:
         auto = AutoModelForSequenceClassification
     model = auto.from_pretrained(
-        source, config=config, trust_remote_code=False, **_weights_kwargs(source)
+        source, config=config, trust_remote_code=trust_remote_code, **_weights_kwargs(source)
     )
     if num_tokens is not None and num_tokens > model.get_input_embeddings().num_embeddings:
         model.resize_token_embeddings(num_tokens)

@@ -4,3 +4,7 @@
 class Preempted(RuntimeError):
     """SIGTERM arrived: the state is saved and the cell exits non-zero so that it is retried.
     Defined here, free of torch, so the CLI can catch it without importing the engine."""
+
+
+class CellsFailed(RuntimeError):
+    """Some seeds of a job raised; their result.json (status failed) says why."""

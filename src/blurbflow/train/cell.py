@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import platform
 import random
 import subprocess
@@ -25,7 +26,7 @@ import pandas as pd
 
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train import tagging
+from blurbflow.train import faults, tagging
 from blurbflow.train.encode import IGNORE, load_encoded, load_meta
 
 
@@ -241,6 +242,17 @@ def build_model_and_optimizer(
     return model, optimizer, linear_schedule(optimizer, steps, options["warmup_ratio"])
 
 
+def where_run() -> dict:
+    """The host and SLURM job that ran a cell (sacct finds the job by this id)."""
+    return {"host": platform.node(), "slurm_job_id": os.environ.get("SLURM_JOB_ID")}
+
+
+def cell_id(options: dict) -> str:
+    return "/".join(str(options[k]) for k in ("model", "task", "recipe", "hparams")) + (
+        f"/seed{options['seed']}"
+    )
+
+
 def train_cell(
     options: dict, encoded_dir: Path, data_dir: Path, result_path: Path, threads: int = 1
 ) -> dict:
@@ -257,6 +269,8 @@ def train_cell(
     from blurbflow.train.device import autocast, peak_memory_mb, select_device, to_device
 
     started, clock = datetime.now(UTC), time.monotonic()
+    fault = faults.planned(cell_id(options))
+    faults.before_training(fault, cell_id(options))
     spec = get_task(options["task"])
     settings = with_defaults(options)
     torch.set_num_threads(threads)
@@ -313,6 +327,7 @@ def train_cell(
     key = options_json(options)
     shuffler = random.Random(int(options["seed"]))
     state = checkpoint.load(cell_dir, key, model, optimizer, scheduler, shuffler)
+    resumed = state is not None
     if state is None:
         state = checkpoint.LoopState()
         log_path.unlink(missing_ok=True)
@@ -342,6 +357,7 @@ def train_cell(
                 )
                 with autocast(device):
                     loss = model(**batch).loss
+                loss = faults.in_training(fault, state.epoch, state.step, resumed, loss)
                 if not torch.isfinite(loss):
                     status, error = "diverged", f"loss became {loss.item()} at epoch {state.epoch}"
                     break
@@ -415,6 +431,7 @@ def train_cell(
         else 0.0,
         "peak_memory_mb": peak_memory_mb(device),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        **where_run(),
         "versions": _versions(),
         "git_commit": _git_commit(),
         "started": started.isoformat(),

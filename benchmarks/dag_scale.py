@@ -1,0 +1,132 @@
+"""How long Snakemake takes to plan the full default config (every study, every seed), on the
+real workflow with the real config.yaml, when (a) everything is up to date and (b) one recipe
+option changed (issue 6: ≤ 15 s each on the 2-core reference machine).
+
+Every output is first produced by a real Snakemake run (so its metadata exists and params
+changes are detected), with a stand-in `blurbflow` executable first on PATH that writes each
+rule's declared outputs instead of downloading, training or aggregating.
+
+    .venv/bin/python benchmarks/dag_scale.py [--recipe tinn-llrd-0.8] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
+
+from workflow_helpers import copy_workflow, planned_jobs  # noqa: E402
+
+STAND_IN = """#!{python}
+# Writes the outputs a `blurbflow` call would, and nothing else (benchmarks/dag_scale.py).
+import base64, json, pathlib, sys
+
+args = sys.argv[1:]
+
+
+def value(flag):
+    return args[args.index(flag) + 1] if flag in args else None
+
+
+def write(path):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{{}}")
+
+
+command, out = args[0], value("--out")
+if command == "prepare":
+    for name in ("train.parquet", "dev.parquet", "test.parquet", "stats.json"):
+        write(pathlib.Path(out, name))
+elif command == "tables":
+    text = value("--config-json").removeprefix("b64:")
+    for study in json.loads(base64.b64decode(text))["studies"]:
+        for ext in ("csv", "md", "tex"):
+            write(pathlib.Path(value("--out-dir"), study + "." + ext))
+elif pathlib.Path(out).suffix:
+    write(out)
+else:
+    write(pathlib.Path(out, "done"))
+"""
+
+
+def snakemake(workdir: Path, bin_dir: Path, *args: str) -> tuple[float, str]:
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}"
+           f"{os.pathsep}{os.environ['PATH']}"}
+    start = time.perf_counter()
+    run = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *args], cwd=workdir,
+                         env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"snakemake {' '.join(args)} failed:\n{run.stderr[-3000:]}")
+    return seconds, run.stdout + run.stderr
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recipe", default="tinn-llrd-0.8", help="the recipe whose option changes")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    cells = expand_cells(config)
+    jobs = cell_jobs(cells)
+    changed_jobs = {path for path, job in jobs.items() if job.recipe == args.recipe}
+    changed_cells = sum(len(jobs[path].seeds) for path in changed_jobs)
+    print(f"default config: {len(cells)} cells in {len(jobs)} fine-tuning jobs; recipe "
+          f"{args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir, bin_dir = copy_workflow(Path(tmp) / "wf"), Path(tmp) / "bin"
+        bin_dir.mkdir()
+        stand_in = bin_dir / "blurbflow"
+        stand_in.write_text(STAND_IN.format(python=sys.executable))
+        stand_in.chmod(0o755)
+        # BioASQ's manual zips: the stand-in `fetch` does not read them, the rule's params do.
+        seconds, _ = snakemake(workdir, bin_dir, "all", "--cores", "2", "--quiet", "rules")
+        print(f"building every output with the stand-in: {seconds:.0f} s")
+
+        def timed(*extra: str) -> tuple[list[float], str]:
+            times, output = [], ""
+            for _ in range(args.repeat):
+                seconds, output = snakemake(workdir, bin_dir, "-n", *extra)
+                times.append(seconds)
+            return times, output
+
+        up_to_date, output = timed("all", "--quiet", "rules")
+        assert "Nothing to be done" in output, output[-2000:]
+        print(f"dry run, everything up to date: median {statistics.median(up_to_date):.1f} s "
+              f"({', '.join(f'{t:.1f}' for t in up_to_date)})")
+
+        edited = yaml.safe_load((workdir / "config.yaml").read_text())
+        recipe = edited["recipes"][args.recipe]
+        recipe["weight_decay"] = float(recipe.get("weight_decay", 0.01)) + 0.001
+        (workdir / "config" / "edited.yaml").write_text(yaml.safe_dump(edited))
+        changed, output = timed("all", "--configfile", "config/edited.yaml", "--quiet", "rules")
+        planned = int(re.search(r"^finetune\s+(\d+)$", output, re.M).group(1))
+        print(f"dry run after {args.recipe}.weight_decay changed: median "
+              f"{statistics.median(changed):.1f} s ({', '.join(f'{t:.1f}' for t in changed)}); "
+              f"{planned} fine-tuning jobs planned")
+        _, listing = snakemake(workdir, bin_dir, "-n", "--configfile", "config/edited.yaml")
+        listed = planned_jobs(listing)
+        finetuned = {path.rsplit("/", 1)[0] for path in listed.pop("finetune")}
+        assert finetuned == changed_jobs, (len(finetuned), len(changed_jobs))
+        assert set(listed) <= {"aggregate", "tables", "report", "all"}, set(listed)
+        print(f"planned exactly the {len(changed_jobs)} jobs ({changed_cells} cells) of "
+              f"{args.recipe}, plus {sorted(listed)}")
+
+
+if __name__ == "__main__":
+    main()

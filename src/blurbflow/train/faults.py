@@ -1,0 +1,54 @@
+"""Fault injection for the reliability suite (tests/reliability): `BLURBFLOW_FAULT` names
+faults and the cells they hit, e.g. `nan@*/gad/*/seed1;sigkill@*/biosses/*/seed2`.
+
+Kinds: `raise` (an exception before training), `nan` (the loss becomes NaN), `sigterm` and
+`sigkill` (the process signals itself). The in-training faults fire at the first step of epoch 2
+and only in a run that did not resume from a checkpoint, so a retry finishes the cell. Unset in
+normal runs, where this module does nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import signal
+
+KINDS = ("raise", "nan", "sigterm", "sigkill")
+EPOCH = 2
+
+
+class InjectedFault(RuntimeError):
+    """The `raise` fault."""
+
+
+def planned(cell_id: str, spec: str | None = None) -> str | None:
+    """The fault planned for a cell (`model/task/recipe/hparams/seedN`), if any."""
+    spec = os.environ.get("BLURBFLOW_FAULT", "") if spec is None else spec
+    for entry in filter(None, (part.strip() for part in spec.split(";"))):
+        kind, _, pattern = entry.partition("@")
+        if kind not in KINDS or not pattern:
+            raise ValueError(
+                f"BLURBFLOW_FAULT: {entry!r} is not <kind>@<cell pattern> with kind one of "
+                f"{', '.join(KINDS)}"
+            )
+        if fnmatch.fnmatchcase(cell_id, pattern):
+            return kind
+    return None
+
+
+def before_training(kind: str | None, cell_id: str) -> None:
+    if kind == "raise":
+        raise InjectedFault(f"injected fault in {cell_id} (BLURBFLOW_FAULT)")
+
+
+def in_training(kind: str | None, epoch: int, step: int, resumed: bool, loss):
+    """The loss to use at this step, after any signal this step is planned to deliver."""
+    if kind is None or resumed or epoch != EPOCH or step != 0:
+        return loss
+    if kind == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)  # handled by the loop: checkpoint, then exit 143
+    elif kind == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif kind == "nan":
+        return loss * float("nan")
+    return loss
