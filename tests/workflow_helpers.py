@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "workflow", "envs")
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "config", "workflow", "envs", "slurm", "profiles")
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -56,7 +56,8 @@ def snakemake_process(workdir: Path, *args: str, env: dict | None = None) -> sub
 def planned_jobs(dry_run_output: str) -> dict[str, list[str]]:
     """rule name -> the first output of each job a dry run plans."""
     jobs: dict[str, list[str]] = {}
-    for block in re.split(r"\n(?=(?:local)?rule \S+:)", dry_run_output):
+    # Jobs of a group (short-cells) are printed indented inside their group's block.
+    for block in re.split(r"\n(?=[ \t]*(?:local)?rule \S+:)", dry_run_output):
         match = re.match(r"(?:local)?rule (\S+):", block.strip())
         if not match:
             continue

@@ -11,6 +11,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${BLURBFLOW_SLURM_STATE:-/tmp/blurbflow-slurm}
 CLUSTER=blurbflow ACCOUNT=blurbflow PARTITION=debug
+GPUS=2   # fake GPUs backed by /dev/null and /dev/zero: two cells at a time on the 2-core CI machine
 DB_NAME=slurm_acct_db DB_USER=slurm DB_PASS=blurbflow-ci   # MariaDB listens on 127.0.0.1 only
 export SLURM_CONF=/etc/slurm/slurm.conf   # the fixed path: the plugin's job step drops SLURM_CONF
 T0=${EPOCHREALTIME/./}   # microseconds
@@ -128,11 +129,11 @@ AccountingStoreFlags=job_comment
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
 JobCompType=jobcomp/none
-NodeName=localhost CPUs=$CPUS RealMemory=$REAL_MB Gres=gpu:1 State=UNKNOWN
+NodeName=localhost CPUs=$CPUS RealMemory=$REAL_MB Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=$PARTITION Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
-# Without File= the node goes INVALID; /dev/null stands in for the device.
-echo "NodeName=localhost Name=gpu File=/dev/null" >/etc/slurm/gres.conf
+# Fake GPUs: any existing file will do with TaskPlugin=task/none (without File= the node is INVALID).
+printf "NodeName=localhost Name=gpu File=%s\n" /dev/null /dev/zero | head -n "$GPUS" >/etc/slurm/gres.conf
 
 install -m 600 -o slurm -g slurm /dev/null /etc/slurm/slurmdbd.conf
 cat >/etc/slurm/slurmdbd.conf <<EOF

@@ -50,9 +50,27 @@ def _build_model(args) -> None:
     print(json.dumps(summary))
 
 
+def _prefetch(args) -> None:
+    from datetime import UTC, datetime
+
+    from blurbflow.io import write_json_atomic
+    from blurbflow.models.prefetch import prefetch_model
+
+    summary = prefetch_model(args.hub_id, Path(args.cache_dir), revision=args.revision)
+    marker = {
+        "model": args.model_name,
+        **summary,
+        "cache_dir": str(Path(args.cache_dir)),
+        "prefetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_json_atomic(args.out, marker)
+    print(json.dumps(marker, indent=2))
+
+
 def _tokenize(args) -> None:
     from blurbflow.config import input_key, parse_input_key
     from blurbflow.models.load import load_tokenizer
+    from blurbflow.models.prefetch import job_source
     from blurbflow.tasks import get_task
     from blurbflow.train.encode import encode_task
 
@@ -67,7 +85,10 @@ def _tokenize(args) -> None:
     meta = encode_task(
         spec,
         Path(args.data),
-        load_tokenizer(args.tokenizer),
+        load_tokenizer(
+            job_source(args.model_name or args.tokenizer, args.tokenizer),
+            trust_remote_code=args.trust_remote_code,
+        ),
         inputs["max_length"],
         Path(args.out),
         segment_ids=inputs["segment_ids"],
@@ -168,7 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("corpus", nargs="+", help="prepared train.parquet files")
     p.set_defaults(func=_build_model)
 
+    p = sub.add_parser("prefetch", help="download a hub model's config, tokenizer and weights")
+    p.add_argument("--model-name", required=True, help="the model's name in the config")
+    p.add_argument("--hub-id", required=True)
+    p.add_argument("--revision", help="branch, tag or commit (default: main)")
+    p.add_argument("--cache-dir", required=True, help="the config's hf_cache")
+    p.add_argument("--out", required=True, help="marker JSON, written once the snapshot is whole")
+    p.set_defaults(func=_prefetch)
+
     p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and inputs")
+    p.add_argument("--model-name", help="the model's name in the config (for messages)")
+    p.add_argument("--trust-remote-code", action="store_true", help="only if the config says so")
     p.add_argument("--task", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--tokenizer", required=True)

@@ -10,7 +10,7 @@ from blurbflow.tasks import get_task
 
 # model size -> (cpus, mem_mb, minutes per 1,000 training instances per epoch)
 SIZES = {
-    "tiny": (2, 4000, 0.05),
+    "tiny": (1, 4000, 0.05),
     "small": (4, 16000, 0.3),
     "base": (8, 32000, 0.6),
     "large": (8, 64000, 1.8),

@@ -181,6 +181,10 @@ def cell_options(config: dict, model: str, task: str, recipe: str, lr, batch_siz
         max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
         code_version=str(config.get("code_version", "1")),
     )
+    if config["models"][model].get("trust_remote_code"):
+        # Only when the config asks, per model (DESIGN §10); absent otherwise, so cells of
+        # other models keep their params.
+        options["trust_remote_code"] = True
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"

@@ -11,6 +11,7 @@ from blurbflow.config import (
     input_key,
     options_json,
 )
+from blurbflow.models.prefetch import use_offline_cache
 from blurbflow.cluster import SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS
 
@@ -24,6 +25,7 @@ except ConfigError as err:
 # jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
 JOBS = cell_jobs(CELLS)
 STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
+STUDY_SOURCES = sorted({source for task in STUDY_TASKS for source in TASKS[task].sources})
 JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
 TABLE_FILES = expand(
     "results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md", "tex"]
@@ -51,10 +53,20 @@ def job_of(wildcards):
     ]
 
 
+HF_CACHE = config.get("hf_cache", "resources/hf-cache")
+# Jobs never reach the hub: hub models come from the cache `prefetch` filled on the login node
+# (its rule alone goes online). Set here, so local jobs and SLURM jobs (which re-read this
+# Snakefile) all inherit it.
+use_offline_cache(HF_CACHE)
+STUDY_MODELS = sorted({cell.model for cell in CELLS.values()})
+
+
 def model_inputs(model):
-    """A model built by the pipeline is a file dependency; hub models are fetched by `prefetch`."""
+    """A built model's folder, or a hub model's prefetch marker (the `prefetch_model` rule)."""
     spec = config["models"][model]
-    return [spec["path"]] if spec.get("build") else []
+    if spec.get("build"):
+        return [spec["path"]]
+    return [f"{HF_CACHE}/.prefetched/{model}.json"] if spec.get("hub_id") else []
 
 
 def corpus_files(wildcards):
@@ -107,3 +119,9 @@ if _SLURM.get("gpu_partition"):
 
 # Software of every rule (used with --software-deployment-method conda).
 BLURBFLOW_ENV = "../../envs/blurbflow.yaml"
+
+
+def report_requested():
+    """Whether this run's targets include the report (the `onerror` handler builds it then)."""
+    targets = set(workflow.dag_settings.targets or ())
+    return not targets or bool(targets & {"all", "report", "results/report.html"})

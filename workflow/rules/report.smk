@@ -21,11 +21,6 @@ rule report:
         "--cells {input.cells} --out {output} > {log} 2>&1"
 
 
-def report_requested():
-    targets = set(workflow.dag_settings.targets or ())
-    return not targets or bool(targets & {"all", "report", "results/report.html"})
-
-
 onerror:
     # A failed job (--keep-going ran everything else) must not cost the report: build it from
     # what finished; failed and missing cells are listed in it with their errors.

@@ -10,6 +10,11 @@ rule tokenize:
         directory("resources/tokenized/{model}/{task}/{input_key}"),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
+        trust=lambda wildcards: (
+            "--trust-remote-code"
+            if config["models"][wildcards.model].get("trust_remote_code")
+            else ""
+        ),
     log:
         "results/logs/tokenize/{model}/{task}/{input_key}.log",
     resources:
@@ -17,6 +22,7 @@ rule tokenize:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow tokenize --task {wildcards.task} --data resources/data/{wildcards.task} "
-        "--tokenizer {params.tokenizer} --input-key {wildcards.input_key} --out {output} "
-        "> {log} 2>&1"
+        "blurbflow tokenize --task {wildcards.task} "
+        "--data resources/data/{wildcards.task} --model-name {wildcards.model} "
+        "--tokenizer {params.tokenizer} {params.trust} --input-key {wildcards.input_key} "
+        "--out {output} > {log} 2>&1"

@@ -206,3 +206,20 @@ def local_source(name: str, spec: dict, cache_dir: Path) -> str:
     if spec.get("path"):
         return str(spec["path"])
     return str(cached_model_dir(name, spec["hub_id"], cache_dir, spec.get("revision")))
+
+
+def job_source(name: str, source: str) -> str:
+    """Where a job loads a model from: a local folder as it is; a hub id, in a job running
+    offline (HF_HUB_OFFLINE=1, as the workflow runs them), from its snapshot in HF_HUB_CACHE —
+    `ModelNotCached` names the model and the fix when `snakemake prefetch` did not fetch it."""
+    if Path(source).is_dir() or os.environ.get("HF_HUB_OFFLINE", "") not in ("1", "true", "yes"):
+        return source
+    from huggingface_hub import constants
+
+    return str(cached_model_dir(name, source, Path(constants.HF_HUB_CACHE)))
+
+
+def use_offline_cache(cache_dir: str | Path) -> None:
+    """Make every process started from here (the workflow's jobs, local or on SLURM) load hub
+    models from `cache_dir` only (DESIGN §10: compute nodes are offline)."""
+    os.environ.update(offline_env(Path(cache_dir)))

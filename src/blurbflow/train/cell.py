@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from blurbflow.io import write_json_atomic, write_parquet_atomic
+from blurbflow.models.prefetch import job_source
 from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train import faults, tagging
 from blurbflow.train.encode import IGNORE, load_encoded, load_meta
@@ -210,18 +211,20 @@ def build_model_and_optimizer(
     from blurbflow.models.load import load_for_task
     from blurbflow.train.optim import AdamW, linear_schedule
 
+    source = job_source(options["model"], options["model_source"])
     options = with_defaults(options)
     labels = None
     if spec.type in ("ner", "pico"):
         labels = tagging.scheme_labels(spec.type, spec.labels, options["tagging"])
     model = load_for_task(
-        options["model_source"],
+        source,
         spec,
         dropout=options["dropout"],
         labels=labels,
         head=options["head"],
         pooling=entity_pooling(spec, options),
         num_tokens=num_tokens,
+        trust_remote_code=bool(options.get("trust_remote_code", False)),
     )
     surgery.remove_top(model, options["remove_top"])
     surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
@@ -303,7 +306,9 @@ def train_cell(
     pad_id, num_tokens = meta.get("pad_id"), None
     if pad_id is None or uses_markers(spec, settings):
         tokenizer = load_tokenizer(
-            options["model_source"], entity_markers=uses_markers(spec, settings)
+            job_source(options["model"], options["model_source"]),
+            entity_markers=uses_markers(spec, settings),
+            trust_remote_code=bool(options.get("trust_remote_code", False)),
         )
         pad_id = tokenizer.pad_token_id or 0
     if uses_markers(spec, settings):

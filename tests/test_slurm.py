@@ -1,0 +1,122 @@
+"""The demo through `snakemake --profile slurm` on a real single-node SLURM cluster with
+accounting (.ci/slurm/up.sh; .ci/run brings it up and sets BLURBFLOW_SLURM_PLUGINS to the
+executor plugin's folder). Skipped where no cluster answers, unless BLURBFLOW_REQUIRE_SLURM=1.
+
+Data, model and tokenized inputs come from the shared demo run; every fine-tuning job and the
+aggregation steps run as SLURM jobs. The first run plants a failing cell (ncbidisease, standard,
+seed 1); the second, fault-free run re-runs only its job and then aggregates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from workflow_helpers import copy_workflow, snakemake
+
+PLUGINS = os.environ.get("BLURBFLOW_SLURM_PLUGINS", "")
+FAILING = "tiny-biobert/ncbidisease/standard/lr0.001-bs16/seed1"
+SLURM_CONFIG = 'slurm={"account": "blurbflow", "partition": "debug"}'
+
+
+def cluster_answers() -> bool:
+    if not (PLUGINS and shutil.which("sinfo") and shutil.which("sacct")):
+        return False
+    probe = subprocess.run(["timeout", "10", "sinfo", "-h"], capture_output=True)
+    return probe.returncode == 0
+
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not cluster_answers() and os.environ.get("BLURBFLOW_REQUIRE_SLURM") != "1",
+        reason="no SLURM cluster (.ci/slurm/up.sh) or BLURBFLOW_SLURM_PLUGINS unset",
+    ),
+]
+
+
+def sacct() -> dict[str, dict]:
+    """Every job SLURM accounted today: id -> State, Comment, AllocTRES, JobName."""
+    fields = ["JobID", "JobName", "Comment", "State", "AllocTRES"]
+    run = subprocess.run(
+        ["sacct", "-X", "-n", "-P", "-S", "now-1days", f"--format={','.join(fields)}"],
+        capture_output=True, text=True, check=True,
+    )
+    rows = [dict(zip(fields, line.split("|"), strict=True)) for line in run.stdout.splitlines()]
+    return {row["JobID"]: row for row in rows}
+
+
+def results(workdir: Path) -> dict[str, dict]:
+    cells = workdir / "results/cells"
+    return {
+        str(path.parent.relative_to(cells)): json.loads(path.read_text())
+        for path in sorted(cells.rglob("result.json"))
+    }
+
+
+@pytest.fixture(scope="module")
+def slurm_runs(demo, tmp_path_factory):
+    assert cluster_answers(), "BLURBFLOW_REQUIRE_SLURM=1 but no SLURM cluster answers"
+    workdir = copy_workflow(tmp_path_factory.mktemp("slurm"))
+    shutil.copytree(demo / "resources", workdir / "resources")
+    args = ("--profile", "slurm", "--configfile", "config/demo.yaml", "--config", SLURM_CONFIG)
+    env = {"PYTHONPATH": PLUGINS}
+    first = snakemake(workdir, *args, "all", env={**env, "BLURBFLOW_FAULT": f"raise@{FAILING}"})
+    after_first = results(workdir)
+    report_after_first = (workdir / "results/report.html").read_text()
+    second = snakemake(workdir, *args, "all", env=env)
+    return {
+        "workdir": workdir, "first": first, "after_first": after_first,
+        "report_after_first": report_after_first, "second": second,
+        "after_second": results(workdir), "sacct": sacct(),
+    }
+
+
+def test_every_cell_ran_as_a_slurm_job_on_a_gpu(slurm_runs):
+    jobs, cells = slurm_runs["sacct"], slurm_runs["after_first"]
+    assert len(cells) == 20
+    for cell, result in cells.items():
+        job = jobs[result["slurm_job_id"]]
+        assert job["State"] == ("FAILED" if cell == FAILING else "COMPLETED"), (cell, job)
+        assert "gres/gpu=1" in job["AllocTRES"], job
+        assert job["JobName"].startswith("blurbflow")
+
+
+def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
+    first, cells = slurm_runs["first"], slurm_runs["after_first"]
+    assert first.returncode != 0
+    assert cells[FAILING]["status"] == "failed"
+    assert cells[FAILING]["error"].startswith("InjectedFault: injected fault in " + FAILING)
+    others = {cell: r["status"] for cell, r in cells.items() if cell != FAILING}
+    assert set(others.values()) == {"ok"}, others
+    assert "InjectedFault" in slurm_runs["report_after_first"]
+
+
+def test_short_jobs_share_submissions(slurm_runs):
+    short = {r["slurm_job_id"] for c, r in slurm_runs["after_first"].items()
+             if c.split("/")[1] in ("biosses", "pubmedqa")}
+    assert len(short) == 1  # 4 jobs (2 tasks x 2 recipes) with group-components short-cells=4
+    assert "short-cells" in slurm_runs["sacct"][short.pop()]["Comment"]
+
+
+def test_the_rerun_completes_the_failed_cell_and_aggregates_on_the_cluster(slurm_runs):
+    second, jobs = slurm_runs["second"], slurm_runs["sacct"]
+    assert second.returncode == 0, second.stderr[-3000:]
+    before, after = slurm_runs["after_first"], slurm_runs["after_second"]
+    assert jobs[after[FAILING]["slurm_job_id"]]["State"] == "COMPLETED"
+    assert after[FAILING]["status"] == "ok"
+    rerun = {c for c in after if after[c]["slurm_job_id"] != before[c]["slurm_job_id"]}
+    assert rerun == {FAILING}  # seed 2 of the same job was kept, nothing else re-ran
+    workdir = slurm_runs["workdir"]
+    cells = pd.read_parquet(workdir / "results/cells.parquet")
+    assert len(cells) == 20 and set(cells["status"]) == {"ok"}
+    assert (workdir / "results/report.html").exists()
+    comments = {job["Comment"]: job["State"] for job in jobs.values()}
+    for rule in ("aggregate", "tables", "report"):
+        assert comments.get(f"rule_{rule}") == "COMPLETED", comments
