@@ -386,3 +386,160 @@ def test_prefetch_of_a_repo_without_pytorch_weights_fails_before_downloading(hub
     with pytest.raises(ValueError, match="no PyTorch weights"):
         prefetch_model("bio/tf-only", tmp_path / "hf-cache", endpoint=hub.url)
     assert hub.downloads() == []
+
+
+# ---------------------------------------------------------------- through real snakemake runs
+# `snakemake prefetch` and `snakemake all` on a copy of the workflow whose one model is the fake
+# hub's repo. The snakemake process gets HF_ENDPOINT (the fake hub); `prefetch` also gets
+# HF_HUB_OFFLINE=1, as a cluster may export for everyone, so the prefetch rule must switch it
+# off for itself, while `all` gets HF_HUB_OFFLINE=0, so its jobs must switch it on themselves.
+# The study is that model × biosses (generated data, 64 pairs) × a 1-epoch recipe × 1 seed.
+HUB_STUDY = "config/hub.yaml"
+DECOY_NAMES = r"\.(h5|msgpack|onnx)$|training_args|README"
+
+
+def hub_study(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the workflow with `HUB_STUDY` (model tiny-hub = bio/tiny); its hf_cache."""
+    from workflow_helpers import copy_workflow
+
+    workdir, cache = copy_workflow(tmp_path / "workflow"), tmp_path / "hf-cache"
+    config = {
+        "code_version": "1",
+        "data": {"source": "generated", "generated_seed": 0},
+        "hf_cache": str(cache),
+        "models": {"tiny-hub": {"hub_id": "bio/tiny", "size": "tiny"}},
+        # max_length 64: the tiny BERT has 64 positions
+        "recipes": {"quick": {"lr": 1.0e-3, "batch_size": 16, "epochs": 1, "max_length": 64}},
+        "studies": {
+            "hub": {
+                "title": "hub",
+                "models": ["tiny-hub"],
+                "tasks": ["biosses"],
+                "recipes": ["quick"],
+                "seeds": 1,
+            }
+        },
+    }
+    (workdir / HUB_STUDY).write_text(json.dumps(config, indent=1))  # JSON is YAML
+    return workdir, cache
+
+
+def run_snakemake(workdir: Path, target: str, endpoint: str, tmp_path: Path, *args: str):
+    """snakemake `target` with HF_ENDPOINT=`endpoint`; HF_HUB_OFFLINE=1 for `prefetch` (its rule
+    must go online by itself), 0 for the others (their jobs must go offline by themselves)."""
+    from workflow_helpers import snakemake
+
+    env = {
+        "HF_ENDPOINT": endpoint,
+        "HF_HUB_OFFLINE": "1" if target == "prefetch" else "0",
+        "HF_HOME": str(tmp_path / "hf-home"),
+    }
+    cores = "1" if target == "prefetch" else "2"
+    return snakemake(
+        workdir, target, "--configfile", HUB_STUDY, "--cores", cores, *args, env=env, timeout=300
+    )
+
+
+def output(run: subprocess.CompletedProcess) -> str:
+    return run.stdout + run.stderr
+
+
+def hub_cell_result(workdir: Path) -> dict:
+    path = workdir / "results/cells/tiny-hub/biosses/quick/lr0.001-bs16/seed1/result.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.e2e
+def test_snakemake_prefetch_then_all_trains_from_the_cache_offline(hub, tiny, tmp_path):
+    sha = hub.add_repo("bio/tiny", {**tiny["safetensors"], **DECOYS})
+    workdir, cache = hub_study(tmp_path)
+
+    run = run_snakemake(workdir, "prefetch", hub.url, tmp_path)
+
+    assert run.returncode == 0, output(run)[-5000:]
+    marker = json.loads((cache / ".prefetched/tiny-hub.json").read_text())
+    snapshot = cache / "models--bio--tiny" / "snapshots" / sha
+    expected = {"config.json", "model.safetensors", *TOKENIZER}
+    assert marker["model"] == "tiny-hub" and marker["hub_id"] == "bio/tiny"
+    assert marker["commit"] == sha and marker["revision"] == "main"
+    assert marker["snapshot"] == str(snapshot) and marker["cache_dir"] == str(cache)
+    assert set(marker["files"]) == expected and marker["weights"] == "safetensors"
+    assert folder_files(snapshot) == {name: tiny["safetensors"][name] for name in expected}
+    assert marker["bytes"] == sum(len(tiny["safetensors"][name]) for name in expected)
+    assert hub.downloads(DECOY_NAMES) == []
+    names = {p.name for p in cache.rglob("*")}
+    assert not names & {"tf_model.h5", "flax_model.msgpack", "model.onnx", "training_args.bin"}
+    assert not (workdir / "resources/tokenized").exists()  # prefetch trains nothing
+    hub.stop()
+
+    # Offline: the hub that served the files is gone; HF_ENDPOINT now names an empty hub that
+    # logs every request (any request at all, e.g. a HEAD for the commit, is a failure).
+    tripwire = FakeHub()
+    try:
+        run = run_snakemake(workdir, "all", tripwire.url, tmp_path)
+    finally:
+        tripwire.stop()
+
+    assert run.returncode == 0, output(run)[-5000:]
+    assert tripwire.requests == []
+    assert "rule prefetch_model:" not in output(run)  # the marker said it was done
+    result = hub_cell_result(workdir)
+    assert result["status"] == "ok" and result["error"] is None, result.get("error")
+    assert result["options"]["model_source"] == "bio/tiny" and result["train_instances"] == 64
+    meta = json.loads(
+        next((workdir / "resources/tokenized/tiny-hub").rglob("meta.json")).read_text()
+    )
+    assert meta["tokenizer"] == str(snapshot)  # the tokenizer came from the cache's snapshot
+
+
+def prefetch_then_lose_the_snapshot(hub, tiny, tmp_path) -> tuple[Path, Path, Path]:
+    """`snakemake prefetch`, then the cache loses the model's snapshot while the marker stays,
+    so Snakemake takes the prefetch as done (e.g. a cache cleaned by hand or a purge policy)."""
+    import shutil
+
+    sha = hub.add_repo("bio/tiny", {**tiny["safetensors"], **DECOYS})
+    workdir, cache = hub_study(tmp_path)
+    run = run_snakemake(workdir, "prefetch", hub.url, tmp_path)
+    assert run.returncode == 0, output(run)[-5000:]
+    snapshot = cache / "models--bio--tiny" / "snapshots" / sha
+    shutil.rmtree(snapshot)
+    assert (cache / ".prefetched/tiny-hub.json").is_file()
+    return workdir, cache, snapshot
+
+
+@pytest.mark.e2e
+def test_an_offline_job_on_a_cache_without_the_model_names_model_hub_id_cache_and_fix(
+    hub, tiny, tmp_path
+):
+    """What a tokenize job runs (its CLI, offline as the workflow sets it) on a cache that
+    lost the model: one readable line, and nothing written."""
+    from blurbflow.models.prefetch import offline_env
+
+    workdir, cache, _ = prefetch_then_lose_the_snapshot(hub, tiny, tmp_path)
+    hub.stop()
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "blurbflow"), "tokenize", "--task", "biosses",
+         "--data", str(tmp_path / "nowhere"), "--model-name", "tiny-hub",
+         "--tokenizer", "bio/tiny", "--input-key", "L64-pair", "--out", str(tmp_path / "tok")],
+        capture_output=True, text=True, env={**os.environ, **offline_env(cache)}, timeout=120,
+    )
+    assert run.returncode != 0
+    for part in ("'tiny-hub'", "(bio/tiny)", str(cache), "snakemake prefetch", "HF_HUB_OFFLINE=1"):
+        assert part in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr  # one readable line, not a stack
+    assert not (tmp_path / "tok").exists()
+
+
+@pytest.mark.e2e
+def test_a_cache_that_lost_the_model_is_prefetched_again_by_the_next_run(hub, tiny, tmp_path):
+    """The stale marker is dropped when the workflow is read, so `all` prefetches again: with
+    the hub down that step fails (not a job on a compute node); with it up, all trains."""
+    workdir, cache, snapshot = prefetch_then_lose_the_snapshot(hub, tiny, tmp_path)
+    down = run_snakemake(workdir, "all", "http://127.0.0.1:9", tmp_path)
+    assert down.returncode != 0 and "Error in rule prefetch_model" in output(down)
+    assert not (workdir / "resources/tokenized/tiny-hub").exists()
+
+    run = run_snakemake(workdir, "all", hub.url, tmp_path)
+    assert run.returncode == 0, output(run)[-5000:]
+    assert (snapshot / "model.safetensors").is_file()
+    assert hub_cell_result(workdir)["status"] == "ok"

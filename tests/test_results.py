@@ -154,6 +154,7 @@ def test_study_table_numbers_and_blurb_row():
     assert base["n"] == 3
     one_seed = table.loc["ncbidisease", "llrd"]
     assert one_seed["n"] == 1 and one_seed["mean"] == 86.0 and math.isnan(one_seed["std"])
+    assert one_seed["diverged"] == 1 and base["diverged"] == 0  # counted, not averaged in
 
     # base: ner (93 + 82)/2 = 87.5, re 73, sts 70 -> 76.833...
     # llrd: ner (91 + 86)/2 = 88.5, re 78, sts 88 -> 84.833...
@@ -168,7 +169,7 @@ def test_study_table_numbers_and_blurb_row():
 
     formatted = format_table(table)
     assert formatted.loc["bc5chem", "base"] == f"**93.0 ({statistics.stdev([90, 92, 97]):.1f})**"
-    assert formatted.loc["ncbidisease", "llrd"] == "**86.0**"
+    assert formatted.loc["ncbidisease", "llrd"] == "**86.0 [1 diverged]**"
     assert formatted.loc[blurb, "base"] == "76.8"
 
 

@@ -1,6 +1,9 @@
-"""What one cell asks a cluster for: a GPU, CPUs, memory and a time limit by model size and
-task, scaled by Snakemake's `attempt` so a retried (timed-out) cell gets more time.
-The table below is the default; a config's `resources` mapping overrides any entry."""
+"""What one fine-tuning job asks a cluster for: a GPU, CPUs, memory and a time limit by model
+size, task and number of seeds, scaled by Snakemake's `attempt` so a retried (timed-out) job
+gets more time, and capped at the partition's limit (config `slurm.max_runtime`): a job cut off
+there checkpoints on SIGTERM, keeps its finished seeds and resumes on retry.
+The table below is the default (rough GPU figures: calibrate them from the `wall_seconds` of
+your results); a config's `resources` mapping overrides any entry."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from blurbflow.tasks import get_task
 # model size -> (cpus, mem_mb, minutes per 1,000 training instances per epoch)
 SIZES = {
     "tiny": (1, 4000, 0.05),
-    "small": (4, 16000, 0.3),
-    "base": (8, 32000, 0.6),
-    "large": (8, 64000, 1.8),
+    "small": (4, 16000, 0.1),
+    "base": (8, 32000, 0.2),
+    "large": (8, 64000, 0.6),
 }
+MAX_RUNTIME = 2880  # minutes; config `slurm.max_runtime` sets the partition's real limit
 # typical training-set sizes, to turn epochs into minutes before any data is prepared
 TRAIN_INSTANCES = {
     "bc5chem": 4560,
@@ -40,7 +44,12 @@ SHORT_GROUP = "short-cells"
 
 
 def cell_resources(
-    options: dict, size: str, attempt: int = 1, overrides: dict | None = None, seeds: int = 1
+    options: dict,
+    size: str,
+    attempt: int = 1,
+    overrides: dict | None = None,
+    seeds: int = 1,
+    max_runtime: int = MAX_RUNTIME,
 ) -> dict:
     """Snakemake resources of one job running `seeds` cells one after the other (gpu,
     cpus_per_task, mem_mb, runtime in minutes)."""
@@ -60,7 +69,7 @@ def cell_resources(
         "gpu": 1,
         "cpus_per_task": cpus,
         "mem_mb": mem_mb,
-        "runtime": math.ceil(max(MIN_MINUTES, minutes)) * attempt,
+        "runtime": min(math.ceil(max(MIN_MINUTES, minutes)) * attempt, max_runtime),
     }
 
 

@@ -11,8 +11,8 @@ from blurbflow.config import (
     input_key,
     options_json,
 )
-from blurbflow.models.prefetch import use_offline_cache
-from blurbflow.cluster import SHORT_GROUP, cell_resources, is_short
+from blurbflow.models.prefetch import drop_stale_markers, use_offline_cache
+from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS
 
 try:
@@ -36,6 +36,7 @@ DATA_SOURCE = config.get("data", {}).get("source", "download")
 CONFIG_B64 = base64.b64encode(json.dumps(config, sort_keys=True, default=str).encode())
 CONFIG_JSON = f"b64:{CONFIG_B64.decode()}"
 CONFIG_HASH = config_hash(config)
+PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
 
 
 wildcard_constraints:
@@ -58,6 +59,7 @@ HF_CACHE = config.get("hf_cache", "resources/hf-cache")
 # (its rule alone goes online). Set here, so local jobs and SLURM jobs (which re-read this
 # Snakefile) all inherit it.
 use_offline_cache(HF_CACHE)
+drop_stale_markers(HF_CACHE)
 STUDY_MODELS = sorted({cell.model for cell in CELLS.values()})
 
 
@@ -87,7 +89,12 @@ def cell_resource(name):
         job = job_of(wildcards)
         size = config["models"][job.model].get("size", "base")
         return cell_resources(
-            job.options, size, attempt, config.get("resources"), seeds=len(job.seeds)
+            job.options,
+            size,
+            attempt,
+            config.get("resources"),
+            seeds=len(job.seeds),
+            max_runtime=(config.get("slurm") or {}).get("max_runtime") or MAX_RUNTIME,
         )[name]
 
     return resource

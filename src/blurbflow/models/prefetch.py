@@ -223,3 +223,21 @@ def use_offline_cache(cache_dir: str | Path) -> None:
     """Make every process started from here (the workflow's jobs, local or on SLURM) load hub
     models from `cache_dir` only (DESIGN §10: compute nodes are offline)."""
     os.environ.update(offline_env(Path(cache_dir)))
+
+
+def drop_stale_markers(cache_dir: str | Path) -> list[str]:
+    """Remove prefetch markers whose snapshot is gone or lacks a file it listed, so that
+    Snakemake schedules `prefetch_model` again (the fix `ModelNotCached` advises). Cheap: one
+    small JSON per hub model and a stat per file."""
+    dropped = []
+    for marker in sorted(Path(cache_dir, ".prefetched").glob("*.json")):
+        try:
+            info = json.loads(marker.read_text())
+            snapshot = Path(info["snapshot"])
+            complete = all((snapshot / name).is_file() for name in info["files"])
+        except (OSError, ValueError, KeyError, TypeError):
+            complete = False
+        if not complete:
+            marker.unlink(missing_ok=True)
+            dropped.append(marker.stem)
+    return dropped

@@ -91,7 +91,10 @@ def _table_view(table: pd.DataFrame) -> dict:
         cells = []
         for label in labels:
             cell = entries[(row, label)]
-            cells.append({"text": format_entry(cell["mean"], cell["std"], int(cell["n"])),
+            text = format_entry(
+                cell["mean"], cell["std"], int(cell["n"]), diverged=int(cell["diverged"])
+            )
+            cells.append({"text": text,
                           "median": _number(cell["median"]), "n": int(cell["n"]),
                           "best": bool(cell["best"]), "blurb": label.startswith("BLURB")})
         rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})

@@ -17,7 +17,7 @@ from blurbflow.results.aggregate import select_hparams
 from blurbflow.tasks.registry import get_task
 
 DIMS = ("model", "task", "recipe")
-STATS = ("mean", "std", "median", "n", "best")
+STATS = ("mean", "std", "median", "n", "diverged", "best")
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
 
@@ -158,6 +158,7 @@ def _blurb_entry(parts: list[dict]) -> dict:
         "std": math.nan,  # seeds are not paired across tasks, so there is no per-seed BLURB
         "median": blurb_score({p["task"]: p["median"] for p in parts}),
         "n": min(p["n"] for p in parts),  # the weakest support among the tasks
+        "diverged": sum(p["diverged"] for p in parts),
         "task": BLURB_KEY,
     }
     for dim in ("model", "recipe"):  # the dimension its parts share, for the best mark
@@ -175,7 +176,8 @@ def study_table(
     rows_dim, column_dims = study_layout(study)
     order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
     order["task"] = ordered_tasks(order["task"])
-    scores = seed_scores(study_cells(cells, study) if selected is None else selected)
+    selected = study_cells(cells, study) if selected is None else selected
+    scores, diverged = seed_scores(selected), diverged_counts(selected)
 
     column_keys = list(itertools.product(*(order[d] for d in column_dims)))
     entries = []
@@ -184,13 +186,16 @@ def study_table(
             key = {rows_dim: row, **dict(zip(column_dims, column, strict=True))}
             key.update({d: order[d][0] for d in DIMS if d not in key})
             summary = seed_summary(scores.get(tuple(key[d] for d in DIMS), []))
+            summary["diverged"] = diverged.get(tuple(key[d] for d in DIMS), 0)
             entries.append({**key, **summary, "row": row, "column": _label(column)})
     entries += _blurb_entries(entries, rows_dim, column_dims, order)
     _mark_best(entries, compared_dimension(study))
 
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
-    empty = {"mean": math.nan, "std": math.nan, "median": math.nan, "n": 0, "best": False}
+    empty = {
+        "mean": math.nan, "std": math.nan, "median": math.nan, "n": 0, "diverged": 0, "best": False
+    }
     data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in STATS}
     position = {row: i for i, row in enumerate(row_labels)}
     for entry in entries:
@@ -217,6 +222,12 @@ def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:
         return {}
     ok = ok.sort_values("seed", kind="stable")
     return {key: list(group) for key, group in ok.groupby(list(DIMS), sort=False)["test"]}
+
+
+def diverged_counts(selected: pd.DataFrame) -> dict[tuple, int]:
+    """(model, task, recipe) → how many of its seeds diverged (counted, never averaged in)."""
+    bad = selected[selected["status"] == "diverged"]
+    return {key: len(group) for key, group in bad.groupby(list(DIMS), sort=False)}
 
 
 def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
@@ -247,6 +258,7 @@ def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
         for stat in ("mean", "std", "median"):
             table[(label, stat)] = table[(label, stat)].astype("float64")
         table[(label, "n")] = table[(label, "n")].astype("int64")
+        table[(label, "diverged")] = table[(label, "diverged")].astype("int64")
         table[(label, "best")] = table[(label, "best")].astype("bool")
     return table
 
@@ -255,13 +267,15 @@ def column_labels(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table.columns.get_level_values("column")))
 
 
-def format_entry(mean: float, std: float, n: int, digits: int = 1) -> str:
-    """'84.3 (1.2)'; no std with one seed; an en dash with no successful seed."""
+def format_entry(mean: float, std: float, n: int, digits: int = 1, diverged: int = 0) -> str:
+    """'84.3 (1.2)'; no std with one seed; an en dash with no successful seed; ' [k diverged]'
+    when seeds diverged (they are not in the mean)."""
+    note = f" [{diverged} diverged]" if diverged else ""
     if n == 0 or math.isnan(mean):
-        return "–"
+        return f"–{note}"
     if math.isnan(std):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ({std:.{digits}f})"
+        return f"{mean:.{digits}f}{note}"
+    return f"{mean:.{digits}f} ({std:.{digits}f}){note}"
 
 
 def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
@@ -282,7 +296,9 @@ def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> p
         texts = []
         for label in labels:
             cell = entries[(row, label)]
-            text = format_entry(cell["mean"], cell["std"], int(cell["n"]))
+            text = format_entry(
+                cell["mean"], cell["std"], int(cell["n"]), diverged=int(cell["diverged"])
+            )
             texts.append(f"{bold[0]}{text}{bold[1]}" if cell["best"] else text)
         grid.append(texts)
     return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")

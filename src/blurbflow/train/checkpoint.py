@@ -73,7 +73,13 @@ def load(
     path = Path(cell_dir) / CHECKPOINT
     if not path.exists():
         return None
-    payload = torch.load(path, weights_only=True, map_location="cpu")
+    try:
+        payload = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as error:  # unreadable, torn, or not our plain tensors and lists
+        raise ValueError(
+            f"{path}: cannot be read as a checkpoint with weights_only ({type(error).__name__}); "
+            "delete it to train this cell afresh"
+        ) from None
     if payload["options"] != options_json:
         path.unlink()  # written for other options: start afresh
         return None

@@ -11,6 +11,7 @@ manifest is not written) so the scheduler shows it and the next run retries it.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from blurbflow.io import write_json_atomic
 from blurbflow.train import CellsFailed, Preempted
 
 FINISHED = ("ok", "diverged")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
 
 
 def _options_key(options: dict) -> str:
@@ -45,8 +47,8 @@ def failure_result(options: dict, error: BaseException) -> dict:
         "cell": {k: options[k] for k in ("model", "task", "recipe", "hparams", "seed")},
         "options": options,
         "status": "failed",
-        "error": f"{type(error).__name__}: {error}",
-        "traceback": traceback.format_exception(error)[-8:],
+        "error": ANSI.sub("", f"{type(error).__name__}: {error}"),
+        "traceback": [ANSI.sub("", line) for line in traceback.format_exception(error)[-8:]],
         "finished": datetime.now(UTC).isoformat(),
         **where_run(),
     }
