@@ -12,6 +12,7 @@ rule's declared outputs instead of downloading, training or aggregating.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import re
 import statistics
@@ -55,6 +56,9 @@ elif command == "tables":
     for study in json.loads(base64.b64decode(text))["studies"]:
         for ext in ("csv", "md", "tex"):
             write(pathlib.Path(value("--out-dir"), study + "." + ext))
+elif command == "prefetch":  # a marker whose (empty) snapshot is complete
+    write(out)
+    pathlib.Path(out).write_text(json.dumps({{"snapshot": ".", "files": []}}))
 elif pathlib.Path(out).suffix:
     write(out)
 else:
@@ -83,7 +87,11 @@ def main() -> None:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     cells = expand_cells(config)
     jobs = cell_jobs(cells)
-    changed_jobs = {path for path, job in jobs.items() if job.recipe == args.recipe}
+    edited = copy.deepcopy(config)
+    recipe = edited["recipes"][args.recipe]
+    recipe["weight_decay"] = float(recipe.get("weight_decay", 0.01)) + 0.001
+    after = cell_jobs(expand_cells(edited))  # the recipe and every recipe extending it
+    changed_jobs = {path for path, job in jobs.items() if job.options != after[path].options}
     changed_cells = sum(len(jobs[path].seeds) for path in changed_jobs)
     print(f"default config: {len(cells)} cells in {len(jobs)} fine-tuning jobs; recipe "
           f"{args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs")
@@ -110,9 +118,6 @@ def main() -> None:
         print(f"dry run, everything up to date: median {statistics.median(up_to_date):.1f} s "
               f"({', '.join(f'{t:.1f}' for t in up_to_date)})")
 
-        edited = yaml.safe_load((workdir / "config.yaml").read_text())
-        recipe = edited["recipes"][args.recipe]
-        recipe["weight_decay"] = float(recipe.get("weight_decay", 0.01)) + 0.001
         (workdir / "config" / "edited.yaml").write_text(yaml.safe_dump(edited))
         changed, output = timed("all", "--configfile", "config/edited.yaml", "--quiet", "rules")
         planned = int(re.search(r"^finetune\s+(\d+)$", output, re.M).group(1))

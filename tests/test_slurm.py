@@ -65,12 +65,15 @@ def slurm_runs(demo, tmp_path_factory):
     assert cluster_answers(), "BLURBFLOW_REQUIRE_SLURM=1 but no SLURM cluster answers"
     workdir = copy_workflow(tmp_path_factory.mktemp("slurm"))
     shutil.copytree(demo / "resources", workdir / "resources")
-    args = ("--profile", "slurm", "--configfile", "config/demo.yaml", "--config", SLURM_CONFIG)
+    # `all` first: --config takes every word after it
+    args = (
+        "all", "--profile", "slurm", "--configfile", "config/demo.yaml", "--config", SLURM_CONFIG
+    )
     env = {"PYTHONPATH": PLUGINS}
-    first = snakemake(workdir, *args, "all", env={**env, "BLURBFLOW_FAULT": f"raise@{FAILING}"})
+    first = snakemake(workdir, *args, env={**env, "BLURBFLOW_FAULT": f"raise@{FAILING}"})
     after_first = results(workdir)
     report_after_first = (workdir / "results/report.html").read_text()
-    second = snakemake(workdir, *args, "all", env=env)
+    second = snakemake(workdir, *args, env=env)
     return {
         "workdir": workdir, "first": first, "after_first": after_first,
         "report_after_first": report_after_first, "second": second,
@@ -81,9 +84,11 @@ def slurm_runs(demo, tmp_path_factory):
 def test_every_cell_ran_as_a_slurm_job_on_a_gpu(slurm_runs):
     jobs, cells = slurm_runs["sacct"], slurm_runs["after_first"]
     assert len(cells) == 20
+    failing_job = FAILING.rsplit("/", 1)[0]  # its seeds share one job, which fails
     for cell, result in cells.items():
         job = jobs[result["slurm_job_id"]]
-        assert job["State"] == ("FAILED" if cell == FAILING else "COMPLETED"), (cell, job)
+        expected = "FAILED" if cell.startswith(failing_job + "/") else "COMPLETED"
+        assert job["State"] == expected, (cell, job)
         assert "gres/gpu=1" in job["AllocTRES"], job
         assert job["JobName"].startswith("blurbflow")
 
@@ -94,7 +99,15 @@ def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
     assert cells[FAILING]["status"] == "failed"
     assert cells[FAILING]["error"].startswith("InjectedFault: injected fault in " + FAILING)
     others = {cell: r["status"] for cell, r in cells.items() if cell != FAILING}
-    assert set(others.values()) == {"ok"}, others
+    assert set(others.values()) == {"ok"}, others  # seed 2 of the failing job included
+    # the profile's retries ran the failing job three times; its finished seed was kept
+    jobs = slurm_runs["sacct"]
+    run_name = jobs[cells[FAILING]["slurm_job_id"]]["JobName"]  # one name per snakemake run
+    attempts = [j for j in jobs.values() if j["JobName"] == run_name
+                and j["Comment"].endswith("ncbidisease_standard_lr0.001-bs16")]
+    assert [j["State"] for j in attempts[:3]] == ["FAILED"] * 3
+    seed2 = FAILING.replace("seed1", "seed2")
+    assert cells[seed2]["slurm_job_id"] == attempts[0]["JobID"]
     assert "InjectedFault" in slurm_runs["report_after_first"]
 
 
@@ -117,6 +130,7 @@ def test_the_rerun_completes_the_failed_cell_and_aggregates_on_the_cluster(slurm
     cells = pd.read_parquet(workdir / "results/cells.parquet")
     assert len(cells) == 20 and set(cells["status"]) == {"ok"}
     assert (workdir / "results/report.html").exists()
-    comments = {job["Comment"]: job["State"] for job in jobs.values()}
+    run_name = jobs[after[FAILING]["slurm_job_id"]]["JobName"]
+    comments = {j["Comment"]: j["State"] for j in jobs.values() if j["JobName"] == run_name}
     for rule in ("aggregate", "tables", "report"):
         assert comments.get(f"rule_{rule}") == "COMPLETED", comments
