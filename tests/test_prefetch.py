@@ -29,6 +29,8 @@ from blurbflow.models.prefetch import (
 )
 from blurbflow.tasks import get_task
 
+from model_helpers import tiny_bert
+
 DECOYS = {
     "tf_model.h5": b"HDF5 decoy",
     "flax_model.msgpack": b"msgpack decoy",
@@ -168,22 +170,8 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> dict[str, dict[str, bytes]]:
     """The files of a tiny BERT, as safetensors and as a legacy pytorch_model.bin."""
-    from transformers import BertConfig, BertModel
-
-    from blurbflow.models.build import train_tokenizer
-
-    torch.manual_seed(0)
     texts = ["aspirin reduces the risk of stroke", "the gene BRCA1 is linked to cancer"] * 20
-    tokenizer = train_tokenizer(texts, 120)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    model = BertModel(config)
+    model, config, tokenizer = tiny_bert(texts, 120, layers=2)
     safe = tmp_path_factory.mktemp("tiny-safetensors")
     model.save_pretrained(safe)
     tokenizer.save_pretrained(safe)

@@ -16,6 +16,8 @@ import torch
 from blurbflow.models.load import load_for_task, load_tokenizer
 from blurbflow.tasks import get_task
 
+from model_helpers import tiny_bert
+
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
@@ -27,21 +29,7 @@ def offline(monkeypatch):
 
 def tiny_bert_folder(folder: Path, weights: bool = True):
     """A tiny BERT (config, WordPiece tokenizer, safetensors unless `weights` is False)."""
-    from transformers import BertConfig, BertModel
-
-    from blurbflow.models.build import train_tokenizer
-
-    torch.manual_seed(0)
-    tokenizer = train_tokenizer(["aspirin reduces the risk of stroke"] * 10, 60)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    model = BertModel(config)
+    model, config, tokenizer = tiny_bert(["aspirin reduces the risk of stroke"] * 10, 60)
     if weights:
         model.save_pretrained(folder)
     else:

@@ -109,23 +109,9 @@ def prefetch_model(
     from huggingface_hub import HfApi, get_cached_repo_tree, snapshot_download
 
     cache_dir = Path(cache_dir)
-    info = HfApi(endpoint=endpoint).model_info(hub_id, revision=revision)
-    files = select_files(s.rfilename for s in info.siblings or [])
-    folder = Path(
-        snapshot_download(
-            repo_id=hub_id,
-            cache_dir=cache_dir,
-            revision=revision,
-            allow_patterns=_patterns(files),
-            endpoint=endpoint,
-        )
-    )
-    if folder.name != info.sha:
-        # The branch moved between the listing and the download: choose again from the
-        # listing of the commit that was downloaded (cached by snapshot_download).
-        listed = get_cached_repo_tree(hub_id, revision=folder.name, cache_dir=cache_dir)
-        files = select_files(f.path for f in listed)
-        folder = Path(
+
+    def download(files: list[str]) -> Path:
+        return Path(
             snapshot_download(
                 repo_id=hub_id,
                 cache_dir=cache_dir,
@@ -134,6 +120,16 @@ def prefetch_model(
                 endpoint=endpoint,
             )
         )
+
+    info = HfApi(endpoint=endpoint).model_info(hub_id, revision=revision)
+    files = select_files(s.rfilename for s in info.siblings or [])
+    folder = download(files)
+    if folder.name != info.sha:
+        # The branch moved between the listing and the download: choose again from the
+        # listing of the commit that was downloaded (cached by snapshot_download).
+        listed = get_cached_repo_tree(hub_id, revision=folder.name, cache_dir=cache_dir)
+        files = select_files(f.path for f in listed)
+        folder = download(files)
     missing = [f for f in files if not (folder / f).is_file()] + _missing_shards(folder, files)
     if missing:
         raise RuntimeError(f"{hub_id}: the download left out {missing} in {folder}")
