@@ -223,8 +223,10 @@ def test_healthy_download_is_prepared_beside_the_failures(download_run):
 
 def test_checksum_mismatch_names_the_file_and_the_fix(download_run):
     log = _log(download_run[0], "raw", "ncbidisease")
-    assert "/train.tsv: sha256 " in log and "does not match the registry's" in log, log
-    assert "delete resources/raw/ncbidisease and fetch again, or check the mirror" in log
+    assert "resources/raw/ncbidisease/train.tsv: sha256 " in log, log
+    assert "does not match the registry's" in log
+    assert "nothing was kept: fetch again, or check the mirror" in log
+    assert "[from http://127.0.0.1:" in log  # the URLs that served it
 
 
 @pytest.mark.parametrize(
@@ -232,8 +234,9 @@ def test_checksum_mismatch_names_the_file_and_the_fix(download_run):
 )
 def test_truncated_archive_names_it_and_says_to_fetch_again(download_run, source, archive):
     log = _log(download_run[0], "raw", source)
-    assert f"/{archive}: " in log and "truncated or corrupt" in log, log
-    assert "run the step again to re-download it" in log
+    assert f"error: {archive}: " in log and "truncated or corrupt" in log, log
+    assert "run the step again to download it afresh" in log
+    assert f"/{archive}]" in log  # the URL it came from
 
 
 @pytest.mark.parametrize(
@@ -251,8 +254,8 @@ def test_truncated_archive_names_it_and_says_to_fetch_again(download_run, source
 )
 def test_unsafe_archive_entry_is_named_and_refused(download_run, source, archive, problem):
     log = _log(download_run[0], "raw", source)
-    assert f"/{archive}: " in log and problem in log, log
-    assert "refusing to extract" in log and "check where" in log
+    assert f"error: {archive}: " in log and problem in log, log
+    assert "refusing to extract" in log and "check where" in log and f"/{archive}]" in log
 
 
 def test_missing_bioasq_download_says_where_to_get_and_put_it(download_run):

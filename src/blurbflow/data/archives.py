@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from blurbflow.data.errors import DataFormatError
 
-REFETCH = "delete it and run the step again to re-download it"
+REFETCH = "run the step again to download it afresh (a manual download: replace the file)"
 
 
 def _check_name(archive: Path, name: str) -> None:

@@ -106,7 +106,7 @@ def verify(source: Source, root: Path) -> dict[str, str]:
         if count == 0:
             raise DataFormatError(
                 f"{root}/{pattern}: no such file after fetching source {source.name!r} "
-                "— the download is not the expected one; delete it and fetch again"
+                "— the download is not the expected one; nothing was kept: fetch again"
             )
         if digest != expected:
             raise DataFormatError(
