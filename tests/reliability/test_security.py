@@ -295,7 +295,7 @@ def test_workflow_fails_the_cell_of_a_bin_whose_pickle_runs_code(tmp_path):
     assert "seed 1: failed" in log and "Weights only load failed" in log
     # the onerror handler still aggregated and reported: the cell is listed as failed
     assert "some jobs failed; results/report.html lists them" in output
-    cells = pd.read_parquet(workdir / "results/cells.parquet")
+    cells = pd.read_parquet(workdir / "results/cells.partial.parquet")  # a failed run's table
     assert cells[["model", "task", "seed", "status"]].values.tolist() == [
         ["evil-bin", "biosses", 1, "failed"]
     ]
@@ -328,7 +328,11 @@ def test_workflow_loads_a_cells_checkpoint_weights_only(tmp_path):
     assert "Error in rule finetune" in run_output(run)
     result = read_result(workdir, "plain")
     assert result["status"] == "failed"
-    assert result["error"].startswith("UnpicklingError: Weights only load failed"), result["error"]
+    assert result["error"].startswith("ValueError: results/cells/plain/"), result["error"]
+    assert "checkpoint.pt: cannot be read as a checkpoint with weights_only (UnpicklingError)" in (
+        result["error"]
+    )
+    assert "delete it to train this cell afresh" in result["error"]
     assert any("checkpoint.py" in frame for frame in result["traceback"])
 
 
