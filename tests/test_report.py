@@ -182,3 +182,36 @@ def test_report_seed_columns_follow_each_tasks_seeds(tmp_path):
     bc5chem, biosses = (section.split("</thead>")[0] for section in sections[1:])
     assert bc5chem.endswith("<th>seed 2</th></tr>\n  ") or "seed 2</th></tr>" in bc5chem
     assert "seed 3" not in bc5chem and "seed 4</th></tr>" in biosses
+
+
+def test_report_after_failure_leaves_the_aggregation_stale(tmp_path, monkeypatch):
+    """The workflow's onerror step: report what finished, remove the complete table and date the
+    report before its tables, so Snakemake re-runs the failed jobs next time."""
+    import json as json_lib
+    import os
+
+    import pandas as pd
+    import yaml
+
+    from blurbflow.cli import STALE_MTIME, main
+
+    from workflow_helpers import REPO
+
+    config = yaml.safe_load((REPO / "config/demo.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/cells.parquet").write_text("complete table of an earlier run")
+    code = main([
+        "report-after-failure", "--config-json", json_lib.dumps(config), "--config-hash", "abc",
+        "--cells", "results/cells.parquet", "--partial", "results/cells.partial.parquet",
+        "--out-dir", "results/tables", "--out", "results/report.html",
+    ])
+    assert code == 0
+    assert not (tmp_path / "results/cells.parquet").exists()
+    partial = pd.read_parquet(tmp_path / "results/cells.partial.parquet")
+    assert len(partial) == 20 and set(partial["status"]) == {"missing"}
+    assert (tmp_path / "results/tables/demo.md").exists()
+    report = tmp_path / "results/report.html"
+    assert "Missing cells (20)" in report.read_text()
+    assert os.stat(report).st_mtime == STALE_MTIME
+    assert os.stat(tmp_path / "results/tables/demo.md").st_mtime > STALE_MTIME

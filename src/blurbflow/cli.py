@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -136,28 +137,53 @@ def _aggregate(args) -> None:
     print(frame["status"].value_counts().to_string())
 
 
+def _write_tables(config: dict, cells, out_dir: Path) -> None:
+    from blurbflow.results.tables import study_table, write_table
+
+    for name, study in config["studies"].items():
+        write_table(study_table(cells, name, study), out_dir / name)
+
+
+def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
+    from blurbflow.report.provenance import collect_provenance
+    from blurbflow.report.render import render_report
+
+    provenance = collect_provenance(config, config_hash, cells)
+    render_report(cells, config["studies"], out, provenance)
+    print(f"wrote {out}")
+
+
 def _tables(args) -> None:
     import pandas as pd
 
-    from blurbflow.results.tables import study_table, write_table
-
-    config = _config(args)
-    cells = pd.read_parquet(args.cells)
-    for name, study in config["studies"].items():
-        write_table(study_table(cells, name, study), Path(args.out_dir) / name)
+    _write_tables(_config(args), pd.read_parquet(args.cells), Path(args.out_dir))
 
 
 def _report(args) -> None:
     import pandas as pd
 
-    from blurbflow.report.provenance import collect_provenance
-    from blurbflow.report.render import render_report
+    _write_report(_config(args), args.config_hash, pd.read_parquet(args.cells), Path(args.out))
+
+
+# A day after the epoch: Snakemake reads an mtime of 0 as "no time" and would skip the check.
+STALE_MTIME = 86400
+
+
+def _report_after_failure(args) -> None:
+    """Tables and report of what a failed run finished (the workflow's `onerror`), leaving the
+    aggregation stale so the next run re-runs the failed jobs and everything after them:
+    the complete table (--cells) is removed, the partial one goes to --partial, and the report
+    is dated older than the tables it reads (else Snakemake would find nothing to do)."""
+    from blurbflow.results.aggregate import load_cells, write_cells
 
     config = _config(args)
-    cells = pd.read_parquet(args.cells)
-    provenance = collect_provenance(config, args.config_hash, cells)
-    render_report(cells, config["studies"], Path(args.out), provenance)
-    print(f"wrote {args.out}")
+    Path(args.cells).unlink(missing_ok=True)
+    frame = load_cells(_expected_cells(config))
+    write_cells(frame, Path(args.partial))
+    _write_tables(config, frame, Path(args.out_dir))
+    _write_report(config, args.config_hash, frame, Path(args.out))
+    os.utime(args.out, (STALE_MTIME, STALE_MTIME))
+    print(frame["status"].value_counts().to_string())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -237,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "report":
             p.add_argument("--config-hash", required=True)
             p.add_argument("--out", required=True)
+
+    p = sub.add_parser("report-after-failure", help="tables and report of a failed run")
+    p.add_argument("--config-json", required=True)
+    p.add_argument("--config-hash", required=True)
+    p.add_argument("--cells", required=True, help="the complete table, removed (stale)")
+    p.add_argument("--partial", required=True, help="where the partial table goes")
+    p.add_argument("--out-dir", required=True, help="tables folder")
+    p.add_argument("--out", required=True, help="report.html")
+    p.set_defaults(func=_report_after_failure)
     return parser
 
 

@@ -22,20 +22,15 @@ rule report:
 
 
 onerror:
-    # A failed job (--keep-going ran everything else) must not cost the report: build it from
-    # what finished; failed and missing cells are listed in it with their errors. Snakemake must
-    # still see the aggregation as stale, or it would never re-run the failed jobs behind it:
-    # results/cells.parquet is removed (the partial table is cells.partial.parquet) and the
-    # report is dated 1970-01-02 (older than the tables it reads; Snakemake reads an mtime of 0
-    # as none), so the next run rebuilds it.
+    # A failed job (--keep-going ran everything else) must not cost the report: it is built
+    # from what finished, listing failed and missing cells with their errors, and left stale
+    # so the next run re-runs the failed jobs (blurbflow.cli report-after-failure).
     if report_requested():
         shell(
-            "mkdir -p results/logs && rm -f results/cells.parquet && "
-            f"blurbflow aggregate --config-json {CONFIG_JSON} --out {PARTIAL_CELLS} && "
-            f"blurbflow tables --config-json {CONFIG_JSON} --cells {PARTIAL_CELLS} "
-            "--out-dir results/tables && "
-            f"blurbflow report --config-json {CONFIG_JSON} --config-hash {CONFIG_HASH} "
-            f"--cells {PARTIAL_CELLS} --out results/report.html "
-            "> results/logs/report-after-failure.log 2>&1 && touch -d @86400 results/report.html"
+            "mkdir -p results/logs && blurbflow report-after-failure "
+            f"--config-json {CONFIG_JSON} --config-hash {CONFIG_HASH} "
+            f"--cells results/cells.parquet --partial {PARTIAL_CELLS} "
+            "--out-dir results/tables --out results/report.html "
+            "> results/logs/report-after-failure.log 2>&1"
         )
         print("blurbflow: some jobs failed; results/report.html lists them with their errors")

@@ -22,7 +22,7 @@ from blurbflow.results.tables import (
     blurb_overview,
     column_labels,
     entry_label,
-    format_entry,
+    entry_text,
     in_study,
     ordered_tasks,
     study_cells,
@@ -91,10 +91,7 @@ def _table_view(table: pd.DataFrame) -> dict:
         cells = []
         for label in labels:
             cell = entries[(row, label)]
-            text = format_entry(
-                cell["mean"], cell["std"], int(cell["n"]), diverged=int(cell["diverged"])
-            )
-            cells.append({"text": text,
+            cells.append({"text": entry_text(cell),
                           "median": _number(cell["median"]), "n": int(cell["n"]),
                           "best": bool(cell["best"]), "blurb": label.startswith("BLURB")})
         rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})

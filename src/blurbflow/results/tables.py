@@ -287,6 +287,13 @@ def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
     }
 
 
+def entry_text(entry: dict) -> str:
+    """format_entry of one `table_entries` entry."""
+    return format_entry(
+        entry["mean"], entry["std"], int(entry["n"]), diverged=int(entry["diverged"])
+    )
+
+
 def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> pd.DataFrame:
     """Strings 'mean (std)' per table cell, the best entries wrapped in `bold` (Markdown)."""
     labels = column_labels(table)
@@ -296,9 +303,7 @@ def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> p
         texts = []
         for label in labels:
             cell = entries[(row, label)]
-            text = format_entry(
-                cell["mean"], cell["std"], int(cell["n"]), diverged=int(cell["diverged"])
-            )
+            text = entry_text(cell)
             texts.append(f"{bold[0]}{text}{bold[1]}" if cell["best"] else text)
         grid.append(texts)
     return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")

@@ -17,15 +17,12 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
+from blurbflow.config import options_json
 from blurbflow.io import write_json_atomic
 from blurbflow.train import CellsFailed, Preempted
 
 FINISHED = ("ok", "diverged")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
-
-
-def _options_key(options: dict) -> str:
-    return json.dumps(options, sort_keys=True, separators=(",", ":"))
 
 
 def finished_result(result_path: Path, options: dict) -> dict | None:
@@ -36,7 +33,7 @@ def finished_result(result_path: Path, options: dict) -> dict | None:
         return None
     if not isinstance(result, dict) or result.get("status") not in FINISHED:
         return None
-    same = _options_key(result.get("options") or {}) == _options_key(options)
+    same = options_json(result.get("options") or {}) == options_json(options)
     return result if same else None
 
 
