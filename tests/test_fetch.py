@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import subprocess
+import sys
 import tarfile
 import threading
+import time
 import zipfile
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +42,18 @@ class FlakyHandler(BaseHTTPRequestHandler):
             return
         if self.path == "/flaky" and hits <= 2:
             self.send_error(503)
+            return
+        if self.path.startswith("/trickle"):  # one byte every 0.05 s, for 60 s at most
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(PAYLOAD)))
+            self.end_headers()
+            try:
+                for byte in PAYLOAD[:1200]:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up, as it should
             return
         body = PAYLOAD[: len(PAYLOAD) // 2] if self.path == "/short" else PAYLOAD
         self.send_response(200)
@@ -80,6 +97,39 @@ def test_not_found_fails_at_once_naming_the_url(server, tmp_path):
     with pytest.raises(DataFormatError, match=r"/missing: HTTP 404 .*mirror"):
         fetch.download(f"{server}/missing", tmp_path / "m.tsv", backoff=0.01)
     assert FlakyHandler.hits["/missing"] == 1 and not list(tmp_path.iterdir())
+
+
+def test_a_trickling_server_is_cut_off_at_the_deadline(server, tmp_path):
+    started = time.monotonic()
+    with pytest.raises(DataFormatError, match=r"failed after 2 tries .*not complete after 0.5 s"):
+        fetch.download(
+            f"{server}/trickle", tmp_path / "t.tsv", retries=1, backoff=0.01, timeout=5,
+            deadline=0.5,
+        )
+    assert time.monotonic() - started < 5  # the socket timeout alone would never fire
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_fetch_leaves_nothing_the_next_fetch_keeps(server, tmp_path):
+    """SIGKILL mid-download leaves the temporary folder and its .part; the next fetch of the
+    same source removes them before it starts."""
+    code = (
+        "import sys; from blurbflow.data import fetch; "
+        "fetch.SOURCES['gad'] = fetch.SOURCES['gad'].__class__(**{**vars(fetch.SOURCES['gad']), "
+        f"'urls': ({server + '/trickle/gad.zip'!r},)}}); "
+        f"fetch.fetch_source('gad', {str(tmp_path / 'raw/gad')!r})"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code])
+    for _ in range(200):
+        if list((tmp_path / "raw").glob(".gad.*/.downloads/*.part")):
+            break
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert list((tmp_path / "raw").glob(".gad.*/.downloads/*.part"))  # what SIGKILL leaves
+    with pytest.raises(DataFormatError):  # any fetch of gad starts by removing the leftovers
+        fetch.fetch_source("gad", tmp_path / "raw/gad", mirror=str(tmp_path / "empty-mirror"))
+    assert list((tmp_path / "raw").iterdir()) == []
 
 
 def _zip(path: Path, entries: dict[str, bytes]) -> Path:

@@ -24,6 +24,9 @@ from blurbflow.tasks.sources import SOURCES, Source
 
 CHUNK = 1 << 20
 TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}
+# Whole-download limit: the socket timeout alone never fires on a server that trickles bytes.
+DEADLINE = 3600.0
+PROGRESS_EVERY = 30.0  # seconds between progress lines of one download
 
 
 def resolve_url(url: str, mirror: str | None) -> str:
@@ -34,33 +37,55 @@ def resolve_url(url: str, mirror: str | None) -> str:
     return f"{mirror.rstrip('/')}/{parts.netloc}{parts.path}"
 
 
-def _copy_or_download(location: str, dest: Path, timeout: float) -> None:
+def _copy_or_download(location: str, dest: Path, timeout: float, deadline: float) -> None:
     if "://" not in location or location.startswith("file://"):
         source = Path(location.removeprefix("file://"))
         if not source.is_file():
             raise FileNotFoundError(f"{source}: not in the mirror folder")
         shutil.copyfile(source, dest)
+        print(f"copied {source} ({dest.stat().st_size:,} bytes)", flush=True)
         return
     request = urllib.request.Request(location, headers={"User-Agent": "blurbflow"})
+    started = time.monotonic()
     with urllib.request.urlopen(request, timeout=timeout) as response, dest.open("wb") as out:
         expected = response.headers.get("Content-Length")
-        while chunk := response.read(CHUNK):
+        print(f"downloading {location} ({expected or 'unknown'} bytes)", flush=True)
+        reported = started
+        # read1: return what one read brings, so the deadline is checked while bytes trickle.
+        while chunk := response.read1(CHUNK):
             out.write(chunk)
+            now = time.monotonic()
+            if now - reported >= PROGRESS_EVERY:
+                reported = now
+                done = f"{out.tell():,} of {expected or '?'} bytes"
+                print(f"  {done}, {now - started:.0f} s", flush=True)
+            if now - started > deadline:
+                raise TimeoutError(
+                    f"{location}: not complete after {deadline:g} s ({out.tell()} bytes so far)"
+                )
     if expected is not None and dest.stat().st_size != int(expected):
         raise ConnectionError(f"{location}: got {dest.stat().st_size} of {expected} bytes")
+    took = time.monotonic() - started
+    print(f"  done: {dest.stat().st_size:,} bytes in {took:.1f} s", flush=True)
 
 
 def download(
-    location: str, dest: Path, retries: int = 4, backoff: float = 1.0, timeout: float = 60
+    location: str,
+    dest: Path,
+    retries: int = 4,
+    backoff: float = 1.0,
+    timeout: float = 60,
+    deadline: float = DEADLINE,
 ) -> Path:
     """Fetch into `dest` through a `.part` file renamed only when complete; transient failures
-    are retried with exponential backoff, a 404 or a missing mirror file fails at once."""
+    are retried with exponential backoff, a 404 or a missing mirror file fails at once. Each
+    try ends after `deadline` seconds however slowly the server sends."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     for attempt in range(retries + 1):
         try:
-            _copy_or_download(location, part, timeout)
+            _copy_or_download(location, part, timeout, deadline)
             os.replace(part, dest)
             return dest
         except urllib.error.HTTPError as exc:
@@ -134,6 +159,17 @@ def _manual(source: Source, manual_dir: Path | None, work: Path) -> None:
             )
 
 
+def remove_leftovers(out_dir: Path) -> list[Path]:
+    """Temporary folders (with their `.part` files) of earlier fetches of `out_dir` that were
+    killed before cleaning up. Snakemake's lock lets one fetch of a source run at a time, so
+    any that exist now are dead."""
+    stale = sorted(Path(out_dir).parent.glob(f".{Path(out_dir).name}.*"))
+    for folder in stale:
+        print(f"removing {folder}: left by an interrupted fetch")
+        shutil.rmtree(folder, ignore_errors=True)
+    return stale
+
+
 def fetch_source(
     name: str,
     out_dir: Path,
@@ -145,6 +181,7 @@ def fetch_source(
     source = SOURCES[name]
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(out_dir)
     work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     locations = [resolve_url(url, mirror) for url in source.urls]
     try:
