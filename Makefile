@@ -1,11 +1,13 @@
 # Two commands do everything: `make demo` and `make test` (both run `make setup` first).
-PYTHON ?= python3.11
+# The first interpreter on PATH that is Python >= 3.11.4 (tarfile extraction filters); the tested
+# 3.11 first. Override with `make setup PYTHON=/path/to/python3`.
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11, 4))' 2>/dev/null && { echo $$p; break; }; \
+	done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
-# Rules call the `blurbflow` entry point: put the venv first on PATH for snakemake and pytest.
-export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: setup demo test lint clean
 
@@ -13,10 +15,13 @@ setup: $(STAMP)
 
 # Re-install only when the package metadata changes; torch first so the pinned CPU wheel is used.
 $(STAMP): pyproject.toml
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || \
+		{ echo "make setup: no Python >= 3.11.4 on PATH (tried python3.11, python3.12," \
+		"python3.13, python3); install one or pass PYTHON=/path/to/python3" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	touch $(STAMP)
 
 demo: setup

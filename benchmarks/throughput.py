@@ -39,7 +39,9 @@ def subset(data_dir: Path, out: Path, n: int) -> Path:
     return out
 
 
-def blurbflow_epoch(model_path: str, encoded: Path, data: Path, work: Path) -> float:
+def blurbflow_epoch(
+    model_path: str, encoded: Path, data: Path, work: Path, batching_mode: str = "bucketed"
+) -> float:
     marks: dict[str, float] = {}
     real_collate = batching.collate
 
@@ -65,6 +67,7 @@ def blurbflow_epoch(model_path: str, encoded: Path, data: Path, work: Path) -> f
         "max_length": 512,
         "seed": 1,
         "code_version": "bench",
+        "batching": batching_mode,
     }
     try:
         cell_module.train_cell(options, encoded, data, work / "cell/result.json", threads=THREADS)
@@ -123,6 +126,9 @@ def main() -> None:
         n = len(load_encoded(encoded, "train")["input_ids"])
         results = {
             "blurbflow cell": blurbflow_epoch(model_path, encoded, data, work),
+            "blurbflow cell (batching: random)": blurbflow_epoch(
+                model_path, encoded, data, work / "random", "random"
+            ),
             "HF Trainer (defaults)": trainer_epoch(model_path, encoded, False, work),
             "HF Trainer (group_by_length)": trainer_epoch(model_path, encoded, True, work),
         }
@@ -130,7 +136,7 @@ def main() -> None:
     print(f"{TASK}: {n} training sentences, MiniLM-L6-H384, batch {BATCH}, {THREADS} threads")
     for name, seconds in results.items():
         print(
-            f"  {name:30} {seconds:7.1f} s/epoch  {n / seconds:7.1f} sentences/s  "
+            f"  {name:34} {seconds:7.1f} s/epoch  {n / seconds:7.1f} sentences/s  "
             f"{base / seconds:5.2f}x Trainer"
         )
     print(json.dumps({k: round(v, 2) for k, v in results.items()}))

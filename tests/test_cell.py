@@ -79,20 +79,20 @@ def test_same_cell_twice_gives_identical_metrics(gad):
 def test_sigterm_mid_epoch_saves_and_the_rerun_resumes_identically(gad, monkeypatch):
     reference = run(gad, "reference")
     calls = {"n": 0}
-    real_collate = batching.collate
+    real_split = batching.micro_batches
 
-    def collate_then_sigterm(*args, **kwargs):
+    def split_then_sigterm(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 35:  # in epoch 2 of 3 (25 train + 4 eval batches an epoch): a real SIGTERM
+        if calls["n"] == 35:  # one call a training step, 25 an epoch: a real SIGTERM in epoch 2
             os.kill(os.getpid(), signal.SIGTERM)
-        return real_collate(*args, **kwargs)
+        return real_split(*args, **kwargs)
 
-    monkeypatch.setattr(batching, "collate", collate_then_sigterm)
-    with pytest.raises(checkpoint.Preempted, match=r"SIGTERM at epoch 2 step \d+"):
+    monkeypatch.setattr(batching, "micro_batches", split_then_sigterm)
+    with pytest.raises(checkpoint.Preempted, match=r"SIGTERM at epoch 2 step 10\b"):
         run(gad, "interrupted")
     cell = gad / "cells/interrupted"
     assert (cell / checkpoint.CHECKPOINT).exists() and not (cell / "result.json").exists()
-    monkeypatch.setattr(batching, "collate", real_collate)
+    monkeypatch.setattr(batching, "micro_batches", real_split)
 
     resumed = run(gad, "interrupted")
     assert comparable(resumed) == comparable(reference)
@@ -117,3 +117,13 @@ def test_exploding_loss_ends_the_cell_as_diverged(gad):
     result = run(gad, "diverged", lr=1e9, max_grad_norm=None, warmup_ratio=0.0)
     assert result["status"] == "diverged" and "loss became" in result["error"]
     assert (gad / "cells/diverged/result.json").exists()
+
+
+def test_a_cell_writes_a_progress_line_at_every_epoch_end(gad, capfd):
+    run(gad, "progress", epochs=2)
+    lines = [x for x in capfd.readouterr().err.splitlines() if x.startswith("tiny/gad/")]
+    assert [x.split(": ", 1)[1].split(" loss")[0] for x in lines] == [
+        "epoch 1/2 step 25/25 (25/50)",
+        "epoch 2/2 step 25/25 (50/50)",
+    ]
+    assert all(" samples/s " in x and " ETA " in x and " dev " in x for x in lines), lines

@@ -2,13 +2,20 @@
 
 import math
 import random
+import warnings
 
 import pytest
 import torch
 from transformers import AlbertConfig, AlbertModel, BertConfig, BertForSequenceClassification
 
 from blurbflow.models import surgery
-from blurbflow.train.batching import collate, eval_batches, train_batches
+from blurbflow.train.batching import (
+    collate,
+    eval_batches,
+    label_weights,
+    micro_batches,
+    train_batches,
+)
 from blurbflow.train.optim import AdamW, linear_schedule
 
 
@@ -110,27 +117,104 @@ def test_one_adamw_step_matches_the_formula(correct):
     assert (abs(1.0 - param[0].item()) > 0.2) is (not correct)
 
 
-def test_linear_schedule_warms_up_then_decays_to_zero():
-    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    sched = linear_schedule(opt, total_steps=100, warmup_ratio=0.1)
-    lrs = []
-    for _ in range(100):
-        lrs.append(opt.param_groups[0]["lr"])
-        opt.step()
-        sched.step()
-    assert lrs[0] < lrs[5] < lrs[9] and max(lrs) == pytest.approx(1.0, abs=0.1)
-    assert lrs[-1] == pytest.approx(1 / 90) and lrs[50] < lrs[20]
+@pytest.mark.parametrize(("total", "ratio"), [(100, 0.1), (37, 0.06), (20, 0.0), (5, 0.5)])
+def test_linear_schedule_matches_transformers_and_starts_at_zero(total, ratio):
+    from transformers import get_linear_schedule_with_warmup
+
+    def rates(make):
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=2.0)
+        sched, out = make(opt), []
+        for _ in range(total):
+            out.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        return out
+
+    ours = rates(lambda opt: linear_schedule(opt, total, ratio))
+    warmup = int(total * ratio)
+    theirs = rates(lambda opt: get_linear_schedule_with_warmup(opt, warmup, total))
+    assert ours == pytest.approx(theirs, abs=1e-12)
+    if warmup:
+        assert ours[0] == 0.0 and ours[1] == pytest.approx(2.0 / warmup)
+        assert max(ours) == pytest.approx(2.0) and ours.index(max(ours)) == warmup
+    assert ours[-1] == pytest.approx(2.0 / (total - warmup))
 
 
-def test_train_batches_cover_every_example_once_and_pad_little():
+def test_train_batches_are_a_seeded_random_partition():
+    batches = train_batches(list(range(100)), 32, random.Random(1))
+    assert [len(b) for b in batches] == [32, 32, 32, 4]
+    assert sorted(i for b in batches for i in b) == list(range(100))
+    assert batches == train_batches(list(range(100)), 32, random.Random(1))
+    assert batches != train_batches(list(range(100)), 32, random.Random(2))
+    assert sorted(i for b in eval_batches(list(range(100)), 64) for i in b) == list(range(100))
+
+
+def padded(lengths, parts):
+    return sum(len(p) * max(lengths[i] for i in p) for p in parts)
+
+
+def test_micro_batches_split_a_batch_where_padding_is_least():
     rng = random.Random(0)
-    lengths = [rng.randint(5, 120) for _ in range(5000)]
-    batches = train_batches(lengths, 32, random.Random(1))
-    assert sorted(i for b in batches for i in b) == list(range(5000))
-    computed = sum(len(b) * max(lengths[i] for i in b) for b in batches)
-    assert sum(lengths) / computed > 0.9
-    assert batches != train_batches(lengths, 32, random.Random(2))  # reshuffled per seed/epoch
-    assert sorted(i for b in eval_batches(lengths, 64) for i in b) == list(range(5000))
+    lengths = [rng.choice([8, 9, 30, 31, 120]) + rng.randint(0, 3) for _ in range(32)]
+    rows = list(range(32))
+    parts = micro_batches(lengths, rows, "bucketed", parts=3)
+    assert len(parts) <= 3 and sorted(i for p in parts for i in p) == rows
+    # optimal: no other cut of the length-sorted rows into ≤ 3 runs pads less
+    ranked = sorted(rows, key=lambda i: (lengths[i], i))
+    best = min(
+        padded(
+            lengths, [ranked[:a], ranked[a:b], ranked[b:]] if b < 32 else [ranked[:a], ranked[a:]]
+        )
+        for a in range(1, 32)
+        for b in range(a + 1, 33)
+    )
+    assert padded(lengths, parts) == best < padded(lengths, [rows]) / 2
+    assert micro_batches(lengths, rows, "random") == [rows]
+    with pytest.raises(ValueError, match="batching: unknown 'sorted'; use one of bucketed, random"):
+        micro_batches(lengths, rows, "sorted")
+
+
+@pytest.mark.parametrize("token_level", [False, True])
+def test_micro_batch_gradients_equal_the_whole_batch_gradient(token_level):
+    from transformers import BertForTokenClassification
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    model = (BertForTokenClassification if token_level else BertForSequenceClassification)(config)
+    rng = random.Random(1)
+    data = {
+        "input_ids": [
+            [2] + [rng.randint(5, 49) for _ in range(rng.randint(1, 20))] for _ in range(12)
+        ]
+    }
+    data["length"] = [len(x) for x in data["input_ids"]]
+    if token_level:
+        data["labels"] = [
+            [-100] + [rng.choice([-100, 0, 1, 2]) for _ in x[1:]] for x in data["input_ids"]
+        ]
+    else:
+        data["label"] = [rng.randint(0, 2) for _ in range(12)]
+    rows = list(range(12))
+
+    def gradient(parts):
+        model.zero_grad()
+        batches = [collate(data, p, 0, torch.long) for p in parts]
+        for weight, batch in zip(label_weights(batches), batches, strict=True):
+            (model(**batch).loss * weight).backward()
+        return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+    parts = micro_batches(data["length"], rows, "bucketed", parts=4)
+    assert len(parts) == 4
+    assert torch.allclose(gradient(parts), gradient([rows]), atol=1e-6)
 
 
 def test_collate_pads_and_masks():
@@ -140,3 +224,149 @@ def test_collate_pads_and_masks():
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]]
     assert batch["labels"].tolist() == [1, 0]
     assert math.isclose(float(batch["attention_mask"].sum()), 5)
+
+
+class _Fixed(torch.nn.Module):
+    """An "encoder" returning hand-made hidden states, to test the pooling alone."""
+
+    base_model_prefix = "bert"
+
+    def __init__(self, states):
+        super().__init__()
+        self.states = states
+        self.config = BertConfig(hidden_size=states.shape[-1])
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        return type("Out", (), {"last_hidden_state": self.states})
+
+
+def test_max_and_mean_mention_pooling_on_hand_made_states():
+    from blurbflow.models.heads import TaskModel
+
+    # one instance, 6 positions, hidden 2; e1 = tokens [1, 3), e2 = tokens [3, 6)
+    states = torch.tensor(
+        [[[9.0, 9.0], [1.0, -5.0], [-2.0, 4.0], [0.5, -1.0], [-3.0, -0.5], [2.0, -7.0]]]
+    )
+    spans = torch.tensor([[[1, 3], [3, 6]]])
+    pooled = {}
+    for pooling in ("max", "mention"):
+        model = TaskModel(
+            _Fixed(states), token_level=False, num_labels=2, problem_type=None, pooling=pooling
+        )
+        assert model.classifier.in_features == 4
+        pooled[pooling] = model._pool(states, torch.ones(1, 6), spans, None)
+    assert pooled["max"].tolist() == [[1.0, 4.0, 2.0, -0.5]]  # never [CLS]'s 9.0
+    assert pooled["mention"].tolist()[0] == pytest.approx([-0.5, -0.5, -0.5 / 3, -8.5 / 3])
+
+
+def test_max_pooling_of_an_empty_span_is_zero_not_minus_infinity():
+    from blurbflow.models.heads import TaskModel
+
+    states = torch.randn(2, 4, 3)
+    model = TaskModel(
+        _Fixed(states), token_level=False, num_labels=2, problem_type=None, pooling="max"
+    )
+    pooled = model._pool(states, torch.ones(2, 4), torch.tensor([[[1, 1], [2, 4]]] * 2), None)
+    assert torch.all(pooled[:, :3] == 0) and torch.equal(pooled[:, 3:], states[:, 2:].amax(1))
+
+
+# ---------------------------------------------------------------- precision, progress, steps
+
+
+@pytest.mark.parametrize(
+    ("requested", "device", "native_bf16", "chosen"),
+    [
+        ("bf16", "cuda", True, "bf16"),
+        ("bf16", "cuda", False, "fp16"),  # emulated bf16 is slower than fp32: fp16 + scaler
+        ("fp16", "cuda", True, "fp16"),
+        ("fp32", "cuda", True, "fp32"),
+        ("bf16", "cpu", True, "fp32"),
+        ("fp16", "cpu", False, "fp32"),
+    ],
+)
+def test_precision_choice_follows_native_gpu_support(
+    monkeypatch, requested, device, native_bf16, chosen
+):
+    from blurbflow.train import device as devices
+
+    asked = []
+
+    def is_bf16_supported(including_emulation=True):
+        asked.append(including_emulation)
+        return native_bf16 or including_emulation  # every CUDA GPU can emulate bf16
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", is_bf16_supported)
+    assert devices.choose_precision(requested, torch.device(device)) == chosen
+    assert all(flag is False for flag in asked)
+    with pytest.raises(ValueError, match="precision: unknown 'tf32'; use one of bf16, fp16, fp32"):
+        devices.choose_precision("tf32", torch.device(device))
+
+
+def test_fp16_gets_a_gradient_scaler_and_the_others_none():
+    from blurbflow.train import device as devices
+
+    assert devices.grad_scaler("bf16") is None and devices.grad_scaler("fp32") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no CUDA here: the scaler is built, disabled
+        assert isinstance(devices.grad_scaler("fp16"), torch.amp.GradScaler)
+
+
+def test_progress_lines_every_two_minutes_and_at_epoch_end():
+    from blurbflow.train.progress import Progress
+
+    now, lines = [1000.0], []
+    progress = Progress("m/t/r/h/seed1", 2, 100, clock=lambda: now[0], write=lines.append)
+    for step in range(1, 101):
+        now[0] += 3.0  # 3 s a step of 32 samples
+        progress.update(samples=32, losses=[0.5 if step <= 40 else 0.25])
+        if progress.due():
+            progress.line(1, step, 2e-5)
+    assert len(lines) == 2  # at 120 s and 240 s: steps 40 and 80
+    assert lines[0] == (
+        "m/t/r/h/seed1: epoch 1/2 step 40/100 (40/200) loss 0.5000 lr 2e-05 10.7 samples/s "
+        "elapsed 0:02:00 ETA 0:08:00"
+    )
+    assert "step 80/100 (80/200) loss 0.2500" in lines[1] and "ETA 0:06:00" in lines[1]
+    progress.line(1, 100, 1e-5, "dev 0.7000")  # the epoch's end, whatever the clock says
+    assert lines[2].startswith("m/t/r/h/seed1: epoch 1/2 step 100/100 (100/200) loss 0.2500")
+    assert lines[2].endswith("ETA 0:05:00 dev 0.7000")
+
+
+def test_progress_eta_of_a_resumed_run_counts_only_its_own_steps():
+    from blurbflow.train.progress import Progress
+
+    now, lines = [0.0], []
+    progress = Progress("c", 3, 10, done=25, clock=lambda: now[0], write=lines.append)
+    now[0] = 50.0  # 5 steps in 50 s, resumed at epoch 3 step 5
+    progress.update(samples=80, losses=[1.0])
+    progress.line(3, 10, 1e-5)
+    assert "(30/30)" in lines[0] and "1.6 samples/s" in lines[0] and "ETA 0:00:00" in lines[0]
+
+
+def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
+    from blurbflow.train.checkpoint import LoopState
+    from blurbflow.train.loop import CHECK_STEPS, Steps
+    from blurbflow.train.progress import Progress
+
+    model = tiny_bert(layers=1)
+    opt = AdamW(model.parameters(), lr=1e-3)
+    lines = []
+    progress = Progress("c", 1, 8, clock=lambda: 0.0, write=lines.append)
+    settings = {"precision": "bf16", "batching": "bucketed", "max_grad_norm": 1.0}
+    steps = Steps(model, opt, linear_schedule(opt, 8, 0.0), torch.device("cpu"), settings, progress)
+    assert steps.precision == "fp32" and steps.scaler is None
+    data = {"input_ids": [[2, 5, 6, 3], [2, 7, 3], [2, 8, 9, 10, 11, 3]], "label": [0, 1, 1]}
+    data["length"] = [len(x) for x in data["input_ids"]]
+
+    def make(rows):
+        return collate(data, rows, 0, torch.long)
+
+    state = LoopState()
+    for _ in range(3):
+        steps.step(data["length"], [0, 1, 2], make, lambda loss: loss)
+        assert steps.sync(state) is None
+    assert state.losses == [] and len(steps.pending) == 3 < CHECK_STEPS and lines == []
+    assert steps.sync(state, force=True) is None
+    assert len(state.losses) == 3 and all(math.isfinite(v) for v in state.losses)
+    steps.step(data["length"], [0, 1, 2], make, lambda loss: loss * float("nan"))
+    assert steps.sync(state, force=True).startswith("loss became nan at epoch 1")

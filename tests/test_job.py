@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -34,34 +35,69 @@ def test_jobs_batch_the_seeds_of_each_hparams_folder():
 
 
 def _result(tmp_path, status="ok", **options):
-    path = tmp_path / "seed1" / "result.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"status": status, "options": {"lr": 1e-3, "seed": 1, **options}}))
-    return path
+    """A finished cell's folder (result.json + predictions.parquet) of a biosses cell."""
+    from blurbflow.identity import file_sha256
+    from blurbflow.metrics import pearson
+
+    cell = {"model": "m", "task": "biosses", "recipe": "r", "hparams": "h", "seed": 1}
+    folder = tmp_path / "m/biosses/r/h/seed1"
+    folder.mkdir(parents=True, exist_ok=True)
+    gold, pred = [1.0, 2.0, 3.0, 4.0], [1.5, 1.8, 3.5, 3.9]
+    pd.DataFrame(
+        {
+            "id": list("abcd"),
+            "split": "test",
+            "gold": [json.dumps(g) for g in gold],
+            "pred": [json.dumps(p) for p in pred],
+        }
+    ).to_parquet(folder / "predictions.parquet")
+    result = {
+        "cell": cell,
+        "status": status,
+        "options": {**cell, "lr": 1e-3, **options},
+        "identity": IDENTITY,
+        "dev": 50.0,
+        "test": pearson(gold, pred),
+        "predictions_sha256": file_sha256(folder / "predictions.parquet"),
+    }
+    (folder / "result.json").write_text(json.dumps(result))
+    return folder / "result.json"
 
 
-def test_a_finished_seed_of_the_same_options_is_kept(tmp_path):
+IDENTITY = {"model": {"commit": None, "sha256": "a"}, "tokenized": "t", "data": {"test": "d"}}
+CELL = {"model": "m", "task": "biosses", "recipe": "r", "hparams": "h", "seed": 1}
+
+
+def test_a_finished_seed_of_the_same_options_and_identity_is_kept(tmp_path):
     path = _result(tmp_path)
-    assert finished_result(path, {"seed": 1, "lr": 0.001})["status"] == "ok"
-    assert finished_result(_result(tmp_path, "diverged"), {"seed": 1, "lr": 1e-3}) is not None
+    assert finished_result(path, {**CELL, "lr": 0.001}, IDENTITY)[0]["status"] == "ok"
+    kept, why = finished_result(_result(tmp_path, "diverged"), {**CELL, "lr": 1e-3}, IDENTITY)
+    assert kept is not None and why is None
 
 
 @pytest.mark.parametrize(
-    ("status", "options"),
+    ("status", "options", "identity", "why"),
     [
-        ("ok", {"seed": 1, "lr": 2e-3}),
-        ("ok", {"seed": 2, "lr": 1e-3}),
-        ("failed", {"seed": 1, "lr": 1e-3}),
+        ("ok", {"lr": 2e-3}, IDENTITY, "its options differ from the config's: lr 0.001 → 0.002"),
+        ("ok", {"seed": 2}, IDENTITY, "its options differ from the config's: seed 1 → 2"),
+        ("failed", {}, IDENTITY, "status 'failed' is not a finished run"),
+        ("ok", {}, {**IDENTITY, "tokenized": "u"}, "identity differs in tokenized content"),
+        ("ok", {}, {**IDENTITY, "data": {"test": "e"}}, "identity differs in data content"),
     ],
 )
-def test_other_options_or_a_failure_are_trained_again(tmp_path, status, options):
-    assert finished_result(_result(tmp_path, status), options) is None
+def test_other_options_identity_or_a_failure_are_trained_again_saying_why(
+    tmp_path, status, options, identity, why
+):
+    kept, reason = finished_result(
+        _result(tmp_path, status), {**CELL, "lr": 1e-3, **options}, identity
+    )
+    assert kept is None and why in reason
 
 
 def test_unreadable_or_missing_results_are_trained_again(tmp_path):
-    assert finished_result(tmp_path / "none.json", {}) is None
+    assert finished_result(tmp_path / "none.json", {}) == (None, "no result.json")
     (tmp_path / "bad.json").write_text('{"status": "ok", "opt')  # a torn write
-    assert finished_result(tmp_path / "bad.json", {}) is None
+    assert finished_result(tmp_path / "bad.json", {})[1] == "unreadable result.json (JSONDecodeError)"
 
 
 def test_fault_plans_match_cells_by_pattern():
@@ -91,11 +127,19 @@ def test_a_job_asks_time_for_all_its_seeds():
 @pytest.mark.parametrize(
     ("where", "value", "message"),
     [
-        ("lr", -1e-5, "recipes.standard.lr: -1e-05 is less than or equal to the minimum of 0; "
-                      "expected a learning rate above 0"),
+        (
+            "lr",
+            -1e-5,
+            "recipes.standard.lr: -1e-05 is less than or equal to the minimum of 0; "
+            "expected a learning rate above 0",
+        ),
         ("lr", "fast", "recipes.standard.lr: 'fast' is not valid"),
-        ("batch_size", 0, "recipes.standard.batch_size: 0 is less than the minimum of 1; "
-                          "expected a whole number ≥ 1"),
+        (
+            "batch_size",
+            0,
+            "recipes.standard.batch_size: 0 is less than the minimum of 1; "
+            "expected a whole number ≥ 1",
+        ),
         ("warmup_ratio", 2, "recipes.standard.warmup_ratio: 2 is greater than the maximum of 1"),
     ],
 )

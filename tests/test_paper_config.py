@@ -10,7 +10,18 @@ import time
 import pytest
 import yaml
 
-from blurbflow.config import ConfigError, cell_jobs, check_names, expand_cells, study_seeds
+from blurbflow.config import (
+    ConfigError,
+    cell_jobs,
+    cell_options,
+    check_names,
+    expand_cells,
+    grid_points,
+    options_json,
+    resolve_recipe,
+    study_seeds,
+)
+from blurbflow.results.selection import shown_study
 from blurbflow.results.tables import study_layout, study_table
 
 from workflow_helpers import REPO, copy_workflow, snakemake
@@ -18,9 +29,9 @@ from workflow_helpers import REPO, copy_workflow, snakemake
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 SMALL_TASKS = {"biosses", "pubmedqa", "bioasq"}  # Gu et al.: 10 seeds; 5 for the others
 PAPER_TABLES = [
-    "gu-table6", "gu-table10-tagging", "gu-table11-head", "gu-table12-re", "tinn-table3",
-    "tinn-table4", "tinn-table5", "tinn-table6", "tinn-table7", "tinn-table8", "tinn-table9",
-    "tinn-table9-biosses",
+    "gu-table6", "gu-table8-text", "gu-table10-head", "gu-table11-tagging", "gu-table12-re",
+    "tinn-table2", "tinn-table3", "tinn-table4", "tinn-table5", "tinn-table6", "tinn-table7",
+    "tinn-table8", "tinn-table9", "tinn-table9-biosses",
 ]
 
 
@@ -72,11 +83,23 @@ def test_bad_seed_mappings_are_named(seeds, message):
 
 # --- the paper studies ------------------------------------------------------------------------
 
+def _options(study, recipe, model=None, task=None):
+    cells = expand_cells(CONFIG, [study]).values()
+    return next(c.options for c in cells if c.recipe == recipe
+                and model in (None, c.model) and task in (None, c.task))
+
+
+def _points(study, recipe, model=None):
+    cells = expand_cells(CONFIG, [study]).values()
+    return {c.hparams for c in cells if c.recipe == recipe and model in (None, c.model)}
+
+
 def test_every_paper_table_has_a_study():
     assert list(CONFIG["studies"]) == PAPER_TABLES
     for name, study in CONFIG["studies"].items():
         assert study.get("title"), name
-        assert study["baseline"] in study["recipes"], name
+        if "baseline" in study:
+            assert study["baseline"] in shown_study(study)["recipes"], name
         study_layout(study)  # every table shows each dimension that varies
 
 
@@ -87,48 +110,124 @@ def test_seeds_are_10_for_the_small_tasks_and_5_otherwise():
             assert study_seeds(study, task) == expected, (name, task)
 
 
-def test_standard_recipe_is_gus_grid_with_per_task_epochs():
+def test_no_two_recipes_expand_to_identical_options():
+    # the same model and task under every recipe: a recipe must change what is trained
+    seen: dict[str, str] = {}
+    for recipe in CONFIG["recipes"]:
+        for lr, bs, axes in grid_points(resolve_recipe(CONFIG, recipe)):
+            options = cell_options(CONFIG, "pubmedbert", "chemprot", recipe, lr, bs, axes)
+            for key in ("recipe", "description"):
+                options.pop(key, None)
+            key = options_json(options)
+            assert key not in seen, f"{recipe} {options['hparams']} repeats {seen.get(key)}"
+            seen[key] = recipe
+
+
+def test_standard_is_the_original_bert_recipe_with_gus_grid():
+    standard = resolve_recipe(CONFIG, "standard")
+    assert standard["adam_bias_correction"] is False and standard["adam_epsilon"] == 1e-6
     cells = expand_cells(CONFIG, ["gu-table6"])
-    standard = {(c.options["lr"], c.options["batch_size"]) for c in cells.values()}
-    assert standard == {(lr, bs) for lr in (1e-5, 3e-5, 5e-5) for bs in (16, 32)}
+    grid = {(c.options["lr"], c.options["batch_size"]) for c in cells.values()}
+    assert grid == {(lr, bs) for lr in (1e-5, 3e-5, 5e-5) for bs in (16, 32)}
+    assert {c.options["adam_bias_correction"] for c in cells.values()} == {False}
     epochs = {c.task: c.options["epochs"] for c in cells.values()}
-    assert epochs["biosses"] > epochs["bc5chem"]
-    models = {c.model for c in cells.values()}
-    assert {"pubmedbert", "biobert", "scibert", "bluebert", "bert", "roberta"} <= models
+    assert epochs["biosses"] == 60 and epochs["bc5chem"] <= 60  # Gu: epochs 2-60
+
+
+def test_gu_table6_has_the_nine_models_and_one_setting_per_dataset():
+    study = CONFIG["studies"]["gu-table6"]
+    hub = {m: CONFIG["models"][m]["hub_id"] for m in study["models"]}
+    assert len(hub) == 9 and len(set(hub.values())) == 9
+    assert hub["clinicalbert"] == "emilyalsentzer/Bio_ClinicalBERT"
+    assert hub["bluebert"] == "bionlp/bluebert_pubmed_mimic_uncased_L-12_H-768_A-12"
+    cased = {m for m in study["models"] if CONFIG["models"][m].get("cased")}
+    assert cased == {"bert-cased", "biobert", "scibert-cased", "clinicalbert"}
+    assert study["reference_models"] == ["bert", "biobert"]
+    cells = expand_cells(CONFIG, ["gu-table6"])
     assert len({c.task for c in cells.values()}) == 13
-    # 6 models x 6 hparams x (10 tasks x 5 seeds + 3 tasks x 10 seeds)
-    assert len(cells) == 6 * 6 * (10 * 5 + 3 * 10)
+    # 9 models x 6 hparams x (10 tasks x 5 seeds + 3 tasks x 10 seeds)
+    assert len(cells) == 9 * 6 * (10 * 5 + 3 * 10)
 
 
-def test_ablation_recipes_set_the_option_they_study():
-    def options(study, recipe):
-        cells = expand_cells(CONFIG, [study]).values()
-        return next(c.options for c in cells if c.recipe == recipe)
+def test_gu_ablation_tables_are_the_papers():
+    studies = CONFIG["studies"]
+    assert studies["gu-table10-head"]["tasks"] == [
+        "bc5chem", "bc5disease", "jnlpba", "chemprot", "ddi", "gad"]
+    assert _options("gu-table10-head", "head-bilstm")["head"] == "bilstm"
+    assert studies["gu-table11-tagging"]["tasks"] == ["bc5chem", "bc5disease", "jnlpba"]
+    assert {_options("gu-table11-tagging", r)["tagging"]
+            for r in studies["gu-table11-tagging"]["recipes"]} == {"BIO", "BIOUL", "IO"}
+    combos = {(_options("gu-table12-re", r)["re_input"], _options("gu-table12-re", r)["re_pooling"])
+              for r in studies["gu-table12-re"]["recipes"]}
+    assert combos == {("dummify", "cls"), ("dummify", "max"), ("original", "cls"),
+                      ("original", "max"), ("markers", "cls"), ("markers", "max"),
+                      ("markers", "entity_start")}
 
-    assert options("gu-table10-tagging", "tagging-bioul")["tagging"] == "BIOUL"
-    assert options("gu-table10-tagging", "tagging-io")["tagging"] == "IO"
-    assert options("gu-table11-head", "head-bilstm")["head"] == "bilstm"
-    re_options = {(options("gu-table12-re", r)["re_input"], options("gu-table12-re", r)
-                   ["re_pooling"]) for r in CONFIG["studies"]["gu-table12-re"]["recipes"]}
-    assert re_options == {(i, p) for i in ("dummify", "markers", "original")
-                          for p in ("cls", "mention", "entity_start")}
-    improved = options("tinn-table3", "tinn-improved")
-    assert improved["adam_bias_correction"] is True
-    assert options("tinn-table3", "tinn-no-bias-correction")["adam_bias_correction"] is False
-    assert options("tinn-table3", "tinn-standard-epochs")["epochs"] < improved["epochs"]
-    assert options("tinn-table4", "tinn-freeze-half")["freeze_lower"] == "half"
-    assert options("tinn-table4", "tinn-llrd-0.9")["layerwise_lr_decay"] == 0.9
-    assert options("tinn-table4", "tinn-reinit-1")["reinit_top"] == 1
-    assert {options("tinn-table5", r)["train_subsample"]
-            for r in CONFIG["studies"]["tinn-table5"]["recipes"]} == {None, 100, 500, 1000}
-    assert {options("tinn-table8", r)["remove_top"]
-            for r in CONFIG["studies"]["tinn-table8"]["recipes"]} == {0, 2, 4, 6}
-    final = options("tinn-table9-biosses", "tinn-biosses-train-dev")
+
+def test_tinn_optimisation_and_budgets_are_the_papers():
+    improved = _options("tinn-table3", "tinn-improved")
+    assert improved["adam_bias_correction"] is True and improved["epochs"] == 100
+    short = _options("tinn-table3", "tinn-standard-epochs")
+    assert short["adam_bias_correction"] is True and short["epochs"] == 5
+    plain = _options("tinn-table3", "tinn-no-bias-correction")
+    assert plain["adam_bias_correction"] is False and plain["epochs"] == 100
+    for name in ("tinn-table3", "tinn-table4"):
+        assert {CONFIG["models"][m]["size"] for m in CONFIG["studies"][name]["models"]} == {"base"}
+
+
+def test_tinn_techniques_are_one_column_with_their_setting_on_dev():
+    lr_bs = 6
+    assert _options("tinn-table4", "tinn-freeze-half")["freeze_lower"] == "half"
+    assert len(_points("tinn-table4", "tinn-llrd")) == lr_bs * 2  # decay 0.8 or 0.9
+    decays = {c.options["layerwise_lr_decay"] for c in expand_cells(CONFIG, ["tinn-table4"])
+              .values() if c.recipe == "tinn-llrd"}
+    assert decays == {0.8, 0.9}
+    assert len(_points("tinn-table4", "tinn-reinit")) == lr_bs * 3  # up to 3 layers (BASE)
+    # LARGE: up to 6 layers, one column chosen on dev
+    assert len(_points("tinn-table6", "tinn-reinit") | _points("tinn-table6", "tinn-reinit-deep")
+               ) == lr_bs * 6
+    assert shown_study(CONFIG["studies"]["tinn-table6"])["recipes"] == [
+        "tinn-improved", "tinn-freeze-half", "tinn-llrd", "layer-reinit"]
+    large = CONFIG["studies"]["tinn-table6"]["models"]
+    assert {CONFIG["models"][m]["hub_id"] for m in large} == {
+        "dmis-lab/biobert-large-cased-v1.1",
+        "bionlp/bluebert_pubmed_mimic_uncased_L-24_H-1024_A-16",
+        "microsoft/BiomedNLP-BiomedBERT-large-uncased-abstract",
+        "microsoft/BiomedNLP-BiomedELECTRA-large-uncased-abstract",
+    }
+
+
+def test_tinn_table5_is_sizes_by_techniques():
+    study = CONFIG["studies"]["tinn-table5"]
+    found = set()
+    for recipe in study["recipes"]:
+        options = _options("tinn-table5", recipe)
+        technique = ("freeze" if options["freeze_lower"] else "llrd"
+                     if options["layerwise_lr_decay"] else "reinit" if options["reinit_top"]
+                     else "baseline")
+        found.add((options["train_subsample"], technique))
+    assert found == {(n, t) for n in (100, 500, 1000)
+                     for t in ("baseline", "freeze", "llrd", "reinit")}
+    assert study["tasks"] == ["chemprot", "ddi"]
+
+
+def test_tinn_tables_7_to_9_cover_blurb():
+    studies = CONFIG["studies"]
+    for name in ("tinn-table7", "tinn-table8", "tinn-table9"):
+        assert len(studies[name]["tasks"]) == 13, name
+    assert studies["tinn-table7"]["models"] == studies["tinn-table6"]["models"]
+    cells = expand_cells(CONFIG, ["tinn-table7"]).values()
+    searched = {c.task for c in cells if c.recipe != "tinn-improved"}
+    assert searched == SMALL_TASKS  # techniques searched on the small tasks only
+    assert {_options("tinn-table8", r)["remove_top"]
+            for r in studies["tinn-table8"]["recipes"]} == {0, 2, 4, 6}
+    assert set(shown_study(studies["tinn-table9"])["recipes"]) == {"standard", "optimal"}
+    cells = expand_cells(CONFIG, ["tinn-table9"]).values()
+    reinit = {(c.model, c.options["reinit_top"]) for c in cells if c.options["reinit_top"]}
+    assert max(d for m, d in reinit if m == "pubmedbert") == 3
+    assert max(d for m, d in reinit if m == "pubmedbert-large") == 6
+    final = _options("tinn-table9-biosses", "tinn-biosses-train-dev")
     assert final["train_on"] == "train+dev" and final["select"] == "last"
-    large = {m for s in ("tinn-table6", "tinn-table7") for m in CONFIG["studies"][s]["models"]}
-    assert all(CONFIG["models"][m]["size"] == "large" for m in large)
-    assert all(CONFIG["models"][m]["size"] == "base"
-               for m in CONFIG["studies"]["tinn-table4"]["models"])
 
 
 def test_train_dev_recipe_has_fixed_hyperparameters():
@@ -172,3 +271,27 @@ def test_config_is_not_changed_by_expansion():
     before = copy.deepcopy(CONFIG)
     expand_cells(CONFIG)
     assert CONFIG == before
+
+
+# --- the fidelity map -------------------------------------------------------------------------
+
+FIDELITY = (REPO / "docs" / "fidelity.md").read_text()
+
+
+def test_fidelity_map_names_every_study_with_its_cell_count():
+    mapped = {name: int(count.replace(",", "")) for name, count in
+              re.findall(r"`([a-z0-9-]+)` \(([\d,]+) cells\)", FIDELITY)}
+    assert set(mapped) == set(CONFIG["studies"])
+    for name, count in mapped.items():
+        assert len(expand_cells(CONFIG, [name])) == count, name
+    cells = expand_cells(CONFIG)
+    total = f"{len(cells):,} cells in {len(cell_jobs(cells)):,} jobs"
+    assert total in FIDELITY
+    assert "docs/fidelity.md" in (REPO / "README.md").read_text()
+
+
+def test_fidelity_map_has_a_row_per_fine_tuning_table():
+    gu = {int(n) for n in re.findall(r"^\| Table (\d+)", FIDELITY.split("## Tinn")[0], re.M)}
+    tinn = re.findall(r"^\| Tables? ([\d, ]+)", FIDELITY.split("## Tinn")[1], re.M)
+    assert gu == set(range(6, 13))
+    assert {int(n) for row in tinn for n in row.replace(",", " ").split()} == set(range(2, 12))

@@ -4,28 +4,24 @@ the hub gone and HF_HUB_OFFLINE=1 the cache alone loads the model."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pytest
 import torch
+from hub_helpers import FakeHub, hub_study, other_weights, output, run_snakemake, serve_hub
 
+from blurbflow.models.download import prefetch_model, select_files
 from blurbflow.models.load import load_for_task, load_tokenizer
 from blurbflow.models.prefetch import (
     ModelNotCached,
     cached_model_dir,
-    local_source,
+    marker_path,
+    model_folder,
     offline_env,
-    prefetch_model,
-    select_files,
 )
 from blurbflow.tasks import get_task
 
@@ -41,123 +37,9 @@ DECOYS = {
 TOKENIZER = {"tokenizer.json", "tokenizer_config.json"}
 
 
-# ---------------------------------------------------------------- a fake hub
-class FakeHub:
-    """The endpoints huggingface_hub 2.4 uses for model_info, list_repo_tree and
-    snapshot_download/hf_hub_download (plain HTTP: no Xet headers), with a request log."""
-
-    def __init__(self):
-        self.repos: dict[str, tuple[str, dict[str, bytes]]] = {}
-        self.requests: list[tuple[str, str]] = []
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_HEAD(self):
-                hub.requests.append(("HEAD", self.path))
-                hub.respond(self, head=True)
-
-            def do_GET(self):
-                hub.requests.append(("GET", self.path))
-                hub.respond(self, head=False)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        # Keep-alive connections of the client hold handler threads: never wait for them.
-        self.server.daemon_threads, self.server.block_on_close = True, False
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
-
-    def stop(self):
-        if self.thread.is_alive():
-            self.server.shutdown()
-            self.server.server_close()
-
-    def add_repo(self, repo_id: str, files: dict[str, bytes]) -> str:
-        digest = hashlib.sha1(repo_id.encode())
-        for name in sorted(files):
-            digest.update(name.encode() + hashlib.sha1(files[name]).digest())
-        self.repos[repo_id] = (digest.hexdigest(), dict(files))
-        return digest.hexdigest()
-
-    def downloads(self, name_re: str = ".*") -> list[tuple[str, str]]:
-        """Requests for /resolve/ of files whose name matches `name_re`."""
-        return [
-            (m, p) for m, p in self.requests if "/resolve/" in p and re.search(name_re, unquote(p))
-        ]
-
-    @staticmethod
-    def send(handler, status, body=b"", headers=None, head=False):
-        handler.send_response(status)
-        for key, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
-            handler.send_header(key, value)
-        handler.end_headers()
-        if not head:
-            handler.wfile.write(body)
-
-    def send_json(self, handler, data, head):
-        body = json.dumps(data).encode()
-        self.send(handler, 200, body, {"Content-Type": "application/json"}, head)
-
-    def respond(self, handler, head: bool):
-        path = unquote(urlsplit(handler.path).path)
-        api = re.fullmatch(r"/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?", path)
-        tree = re.fullmatch(r"/api/models/([^/]+/[^/]+)/tree/([^/]+)", path)
-        resolve = re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)
-        match = api or tree or resolve
-        if match is None or match.group(1) not in self.repos:
-            error = {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"}
-            return self.send(handler, 404, b"", error, head)
-        sha, files = self.repos[match.group(1)]
-        if (match.group(2) or "main") not in ("main", sha):
-            error = {"X-Error-Code": "RevisionNotFound", "X-Error-Message": "Invalid rev id"}
-            return self.send(handler, 404, b"", error, head)
-        if api:
-            siblings = [{"rfilename": name} for name in sorted(files)]
-            info = {"id": match.group(1), "sha": sha, "private": False, "siblings": siblings}
-            return self.send_json(handler, info, head)
-        if tree:
-            entries = [
-                {
-                    "type": "file",
-                    "path": name,
-                    "size": len(data),
-                    "oid": hashlib.sha1(data).hexdigest(),
-                }
-                for name, data in sorted(files.items())
-            ]
-            return self.send_json(handler, entries, head)
-        name = match.group(3)
-        if name not in files:
-            error = {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha}
-            return self.send(handler, 404, b"", error, head)
-        etag = f'"{hashlib.sha256(files[name]).hexdigest()}"'
-        headers = {"X-Repo-Commit": sha, "ETag": etag, "Content-Type": "application/octet-stream"}
-        return self.send(handler, 200, files[name], headers, head)
-
-
 @pytest.fixture
 def hub(monkeypatch):
-    from huggingface_hub import constants
-
-    server = FakeHub()
-    # huggingface_hub reads HF_ENDPOINT once, at import (constants.ENDPOINT and the /resolve/
-    # URL template): point both at the fake hub so that no request can leave this machine.
-    monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    monkeypatch.setattr(
-        constants,
-        "HUGGINGFACE_CO_URL_TEMPLATE",
-        server.url + "/{repo_id}/resolve/{revision}/{filename}",
-    )
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    yield server
-    server.stop()
+    yield from serve_hub(monkeypatch)
 
 
 # ---------------------------------------------------------------- a tiny model, built here
@@ -238,8 +120,11 @@ def test_offline_cache_loads_the_model_with_the_hub_gone(hub, tiny, tmp_path, mo
     folder = cached_model_dir("tiny-bio", "bio/tiny", cache)
 
     assert folder == snapshot
-    assert local_source("tiny-bio", {"hub_id": "bio/tiny"}, cache) == str(snapshot)
-    assert local_source("demo", {"path": "resources/models/tiny"}, cache) == "resources/models/tiny"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    assert model_folder({"model": "tiny-bio", "model_source": "bio/tiny"}) == snapshot
+    local = tmp_path / "resources/models/tiny"
+    local.mkdir(parents=True)
+    assert model_folder({"model": "demo", "model_source": str(local)}) == local
     model = forward(folder)
     assert torch.equal(
         model.bert.embeddings.word_embeddings.weight, word_embeddings(tiny["safetensors"])
@@ -253,7 +138,7 @@ def test_prefetch_then_offline_job_in_fresh_processes(hub, tiny, tmp_path):
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     base["HF_HOME"] = str(tmp_path / "hf-home")
     prefetch = (
-        "import json, sys; from blurbflow.models.prefetch import prefetch_model; "
+        "import json, sys; from blurbflow.models.download import prefetch_model; "
         "print(json.dumps(prefetch_model('bio/tiny', sys.argv[1])))"
     )
     run = subprocess.run(
@@ -376,64 +261,112 @@ def test_prefetch_of_a_repo_without_pytorch_weights_fails_before_downloading(hub
     assert hub.downloads() == []
 
 
+# ---------------------------------------------------------------- revisions, deadline, repair
+def test_a_pinned_revision_loads_its_own_snapshot_with_main_also_cached(
+    hub, tiny, tmp_path, monkeypatch
+):
+    from huggingface_hub import constants
+
+    from blurbflow.models.download import prefetch_to_marker
+    from blurbflow.models.prefetch import model_commit
+
+    pinned = hub.add_repo("bio/tiny", tiny["safetensors"], ref="v1.1")
+    main = hub.add_repo("bio/tiny", other_weights(tiny["safetensors"]), ref="main")
+    cache = tmp_path / "hf-cache"
+    for revision in ("v1.1", None):
+        prefetch_to_marker("bio/tiny", cache, revision, endpoint=hub.url)
+    marker = json.loads(marker_path(cache, "bio/tiny", "v1.1").read_text())
+    assert marker["commit"] == pinned and marker["revision"] == "v1.1"
+    # the tag moves on the hub: it was resolved once, at prefetch
+    hub.add_repo("bio/tiny", other_weights(other_weights(tiny["safetensors"])), ref="v1.1")
+    hub.stop()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+
+    options = {"model": "tiny-bio", "model_source": "bio/tiny", "revision": "v1.1"}
+    folder = model_folder(options)
+    assert folder.name == pinned and model_commit(options) == pinned
+    model = forward(folder)
+    assert torch.equal(
+        model.bert.embeddings.word_embeddings.weight, word_embeddings(tiny["safetensors"])
+    )
+    unpinned = {"model": "tiny-bio", "model_source": "bio/tiny"}
+    assert model_folder(unpinned).name == main != pinned
+
+    with pytest.raises(ModelNotCached, match="v2"):
+        model_folder({**options, "revision": "v2"})  # never falls back to main
+
+
+def test_a_download_past_its_deadline_is_stopped_and_leaves_nothing(hub, tiny, tmp_path):
+    import time
+
+    from blurbflow.models.download import PrefetchError
+
+    hub.add_repo("bio/tiny", tiny["safetensors"])
+    hub.trickle = {"model.safetensors"}  # a byte every 0.2 s: no read timeout ever fires
+    cache = tmp_path / "hf-cache"
+    started = time.monotonic()
+    with pytest.raises(PrefetchError, match="did not finish within 3 s") as error:
+        prefetch_model("bio/tiny", cache, endpoint=hub.url, deadline_s=3)
+    assert time.monotonic() - started < 10
+    assert "snakemake prefetch" in str(error.value)
+    assert list(cache.rglob("*.incomplete")) == []
+    assert not list(cache.rglob("model.safetensors"))
+
+
+def test_interrupted_downloads_left_in_the_cache_are_removed(hub, tiny, tmp_path):
+    import os
+    import time
+
+    hub.add_repo("bio/tiny", tiny["safetensors"])
+    blobs = tmp_path / "hf-cache" / "models--bio--tiny" / "blobs"
+    blobs.mkdir(parents=True)
+    killed, live = blobs / "0a1b.1234abcd.incomplete", blobs / "0a1b.5678ef90.incomplete"
+    killed.write_bytes(b"partial")
+    live.write_bytes(b"partial")
+    an_hour_ago = time.time() - 3600
+    os.utime(killed, (an_hour_ago, an_hour_ago))
+
+    prefetch_model("bio/tiny", tmp_path / "hf-cache", endpoint=hub.url)
+
+    assert not killed.exists()
+    assert live.exists()  # maybe another project's download, still running
+
+
+def test_prefetch_check_repairs_a_snapshot_at_its_recorded_commit(hub, tiny, tmp_path):
+    import os
+
+    from blurbflow.models.download import prefetch_to_marker, repair_marker
+
+    sha = hub.add_repo("bio/tiny", tiny["safetensors"])
+    cache = tmp_path / "hf-cache"
+    prefetch_to_marker("bio/tiny", cache, endpoint=hub.url)
+    marker = marker_path(cache, "bio/tiny")
+    snapshot = cache / "models--bio--tiny" / "snapshots" / sha
+    assert repair_marker(marker).endswith(f"complete (commit {sha})")
+    before = marker.stat().st_mtime_ns
+    os.unlink((snapshot / "model.safetensors").resolve())
+    (snapshot / "model.safetensors").unlink()
+    hub.add_repo("bio/tiny", other_weights(tiny["safetensors"]))  # main moved meanwhile
+
+    assert "repaired (model.safetensors missing" in repair_marker(marker, endpoint=hub.url)
+
+    assert (snapshot / "model.safetensors").read_bytes() == tiny["safetensors"]["model.safetensors"]
+    assert json.loads(marker.read_text())["commit"] == sha
+    assert marker.stat().st_mtime_ns == before  # unchanged: nothing downstream re-runs
+
+
 # ---------------------------------------------------------------- through real snakemake runs
 # `snakemake prefetch` and `snakemake all` on a copy of the workflow whose one model is the fake
 # hub's repo. The snakemake process gets HF_ENDPOINT (the fake hub); `prefetch` also gets
 # HF_HUB_OFFLINE=1, as a cluster may export for everyone, so the prefetch rule must switch it
 # off for itself, while `all` gets HF_HUB_OFFLINE=0, so its jobs must switch it on themselves.
 # The study is that model × biosses (generated data, 64 pairs) × a 1-epoch recipe × 1 seed.
-HUB_STUDY = "config/hub.yaml"
 DECOY_NAMES = r"\.(h5|msgpack|onnx)$|training_args|README"
 
 
-def hub_study(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of the workflow with `HUB_STUDY` (model tiny-hub = bio/tiny); its hf_cache."""
-    from workflow_helpers import copy_workflow
-
-    workdir, cache = copy_workflow(tmp_path / "workflow"), tmp_path / "hf-cache"
-    config = {
-        "code_version": "1",
-        "data": {"source": "generated", "generated_seed": 0},
-        "hf_cache": str(cache),
-        "models": {"tiny-hub": {"hub_id": "bio/tiny", "size": "tiny"}},
-        # max_length 64: the tiny BERT has 64 positions
-        "recipes": {"quick": {"lr": 1.0e-3, "batch_size": 16, "epochs": 1, "max_length": 64}},
-        "studies": {
-            "hub": {
-                "title": "hub",
-                "models": ["tiny-hub"],
-                "tasks": ["biosses"],
-                "recipes": ["quick"],
-                "seeds": 1,
-            }
-        },
-    }
-    (workdir / HUB_STUDY).write_text(json.dumps(config, indent=1))  # JSON is YAML
-    return workdir, cache
-
-
-def run_snakemake(workdir: Path, target: str, endpoint: str, tmp_path: Path, *args: str):
-    """snakemake `target` with HF_ENDPOINT=`endpoint`; HF_HUB_OFFLINE=1 for `prefetch` (its rule
-    must go online by itself), 0 for the others (their jobs must go offline by themselves)."""
-    from workflow_helpers import snakemake
-
-    env = {
-        "HF_ENDPOINT": endpoint,
-        "HF_HUB_OFFLINE": "1" if target == "prefetch" else "0",
-        "HF_HOME": str(tmp_path / "hf-home"),
-    }
-    cores = "1" if target == "prefetch" else "2"
-    return snakemake(
-        workdir, target, "--configfile", HUB_STUDY, "--cores", cores, *args, env=env, timeout=300
-    )
-
-
-def output(run: subprocess.CompletedProcess) -> str:
-    return run.stdout + run.stderr
-
-
-def hub_cell_result(workdir: Path) -> dict:
-    path = workdir / "results/cells/tiny-hub/biosses/quick/lr0.001-bs16/seed1/result.json"
+def hub_cell_result(workdir: Path, model: str = "tiny-hub") -> dict:
+    path = workdir / f"results/cells/{model}/biosses/quick/lr0.001-bs16/seed1/result.json"
     return json.loads(path.read_text())
 
 
@@ -445,12 +378,12 @@ def test_snakemake_prefetch_then_all_trains_from_the_cache_offline(hub, tiny, tm
     run = run_snakemake(workdir, "prefetch", hub.url, tmp_path)
 
     assert run.returncode == 0, output(run)[-5000:]
-    marker = json.loads((cache / ".prefetched/tiny-hub.json").read_text())
+    marker = json.loads((cache / ".prefetched/bio--tiny@main.json").read_text())
     snapshot = cache / "models--bio--tiny" / "snapshots" / sha
     expected = {"config.json", "model.safetensors", *TOKENIZER}
-    assert marker["model"] == "tiny-hub" and marker["hub_id"] == "bio/tiny"
+    assert marker["hub_id"] == "bio/tiny"
     assert marker["commit"] == sha and marker["revision"] == "main"
-    assert marker["snapshot"] == str(snapshot) and marker["cache_dir"] == str(cache)
+    assert marker["snapshot"] == str(snapshot)
     assert set(marker["files"]) == expected and marker["weights"] == "safetensors"
     assert folder_files(snapshot) == {name: tiny["safetensors"][name] for name in expected}
     assert marker["bytes"] == sum(len(tiny["safetensors"][name]) for name in expected)
@@ -474,6 +407,7 @@ def test_snakemake_prefetch_then_all_trains_from_the_cache_offline(hub, tiny, tm
     result = hub_cell_result(workdir)
     assert result["status"] == "ok" and result["error"] is None, result.get("error")
     assert result["options"]["model_source"] == "bio/tiny" and result["train_instances"] == 64
+    assert result["model_commit"] == sha
     meta = json.loads(
         next((workdir / "resources/tokenized/tiny-hub").rglob("meta.json")).read_text()
     )
@@ -491,7 +425,7 @@ def prefetch_then_lose_the_snapshot(hub, tiny, tmp_path) -> tuple[Path, Path, Pa
     assert run.returncode == 0, output(run)[-5000:]
     snapshot = cache / "models--bio--tiny" / "snapshots" / sha
     shutil.rmtree(snapshot)
-    assert (cache / ".prefetched/tiny-hub.json").is_file()
+    assert (cache / ".prefetched/bio--tiny@main.json").is_file()
     return workdir, cache, snapshot
 
 
@@ -506,10 +440,26 @@ def test_an_offline_job_on_a_cache_without_the_model_names_model_hub_id_cache_an
     workdir, cache, _ = prefetch_then_lose_the_snapshot(hub, tiny, tmp_path)
     hub.stop()
     run = subprocess.run(
-        [str(Path(sys.executable).parent / "blurbflow"), "tokenize", "--task", "biosses",
-         "--data", str(tmp_path / "nowhere"), "--model-name", "tiny-hub",
-         "--tokenizer", "bio/tiny", "--input-key", "L64-pair", "--out", str(tmp_path / "tok")],
-        capture_output=True, text=True, env={**os.environ, **offline_env(cache)}, timeout=120,
+        [
+            str(Path(sys.executable).parent / "blurbflow"),
+            "tokenize",
+            "--task",
+            "biosses",
+            "--data",
+            str(tmp_path / "nowhere"),
+            "--model-name",
+            "tiny-hub",
+            "--tokenizer",
+            "bio/tiny",
+            "--input-key",
+            "L64-pair",
+            "--out",
+            str(tmp_path / "tok"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **offline_env(cache)},
+        timeout=120,
     )
     assert run.returncode != 0
     for part in ("'tiny-hub'", "(bio/tiny)", str(cache), "snakemake prefetch", "HF_HUB_OFFLINE=1"):
@@ -519,15 +469,44 @@ def test_an_offline_job_on_a_cache_without_the_model_names_model_hub_id_cache_an
 
 
 @pytest.mark.e2e
-def test_a_cache_that_lost_the_model_is_prefetched_again_by_the_next_run(hub, tiny, tmp_path):
-    """The stale marker is dropped when the workflow is read, so `all` prefetches again: with
-    the hub down that step fails (not a job on a compute node); with it up, all trains."""
+def test_a_cache_that_lost_the_model_is_repaired_by_snakemake_prefetch(hub, tiny, tmp_path):
+    """Reading the workflow deletes no marker (a dry run changes nothing); `all` stops at the
+    first job with the fix; `snakemake prefetch` checks every marker and downloads again what
+    the snapshot lost, at the recorded commit; then `all` trains."""
     workdir, cache, snapshot = prefetch_then_lose_the_snapshot(hub, tiny, tmp_path)
-    down = run_snakemake(workdir, "all", "http://127.0.0.1:9", tmp_path)
-    assert down.returncode != 0 and "Error in rule prefetch_model" in output(down)
-    assert not (workdir / "resources/tokenized/tiny-hub").exists()
+    marker = cache / ".prefetched/bio--tiny@main.json"
+    before = marker.read_bytes()
+    dry = run_snakemake(workdir, "all", hub.url, tmp_path, "-n")
+    assert dry.returncode == 0 and marker.read_bytes() == before, output(dry)[-3000:]
+    assert "rule prefetch_model:" not in output(dry)
 
+    stopped = run_snakemake(workdir, "all", hub.url, tmp_path)
+    assert stopped.returncode != 0
+    log = (workdir / "results/logs/tokenize/tiny-hub/biosses/L64-pair.log").read_text()
+    assert "missing from" in log and "model.safetensors" in log, log[-2000:]
+    assert "snakemake prefetch" in log
+
+    repaired = run_snakemake(workdir, "prefetch", hub.url, tmp_path)
+    assert repaired.returncode == 0, output(repaired)[-5000:]
+    assert (snapshot / "model.safetensors").is_file() and marker.read_bytes() == before
     run = run_snakemake(workdir, "all", hub.url, tmp_path)
     assert run.returncode == 0, output(run)[-5000:]
-    assert (snapshot / "model.safetensors").is_file()
     assert hub_cell_result(workdir)["status"] == "ok"
+
+
+@pytest.mark.e2e
+def test_markers_of_other_projects_never_stand_for_this_one(hub, tiny, tmp_path):
+    """A shared cache: another project's marker under this config's model name (the old
+    layout) or for another hub id does not satisfy prefetch, and no run deletes it."""
+    workdir, cache = hub_study(tmp_path)
+    foreign = {"hub_id": "other/model", "revision": "main", "commit": "0" * 40}
+    planted = [cache / ".prefetched/tiny-hub.json", marker_path(cache, "other/model")]
+    for path in planted:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**foreign, "snapshot": "/nowhere", "files": ["x"]}))
+
+    dry = run_snakemake(workdir, "prefetch", hub.url, tmp_path, "-n")
+
+    assert dry.returncode == 0, output(dry)[-3000:]
+    assert "rule prefetch_model:" in output(dry) and "bio--tiny@main.json" in output(dry)
+    assert all(path.is_file() for path in planted)

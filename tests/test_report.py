@@ -215,3 +215,41 @@ def test_report_after_failure_leaves_the_aggregation_stale(tmp_path, monkeypatch
     assert "Missing cells (20)" in report.read_text()
     assert os.stat(report).st_mtime == STALE_MTIME
     assert os.stat(tmp_path / "results/tables/demo.md").st_mtime > STALE_MTIME
+
+
+def test_report_draws_every_seeds_dev_curve_and_marks_collapsed_runs(tmp_path):
+    # biosses, two recipes × two seeds, 3 epochs each; llrd seed 2 collapses (dev ends at chance)
+    curves = {("standard", 1): [40.0, 70.0, 80.0], ("standard", 2): [30.0, 60.0, 75.0],
+              ("llrd", 1): [50.0, 78.0, 84.0], ("llrd", 2): [20.0, 5.0, 0.0]}
+    paths = []
+    for (recipe, seed), devs in curves.items():
+        path = write_result(tmp_path, "pubmedbert", "biosses", recipe, "h", seed, devs[-1] + 1)
+        result = json.loads(path.read_text())
+        result.update(dev=devs[-1], epochs=[
+            {"epoch": e, "train_loss": 1.0, "dev": d, "test": d + 1}
+            for e, d in enumerate(devs, start=1)
+        ])
+        path.write_text(json.dumps(result))
+        paths.append(path)
+    import pandas as pd
+
+    from blurbflow.results.aggregate import write_cells
+
+    write_cells(load_cells(paths), tmp_path / "cells.parquet")  # the epochs as JSON text
+    study = {**STUDIES["recipes"], "tasks": ["biosses"]}
+    out = tmp_path / "r.html"
+    render_report(pd.read_parquet(tmp_path / "cells.parquet"), {"s": study}, out, {})
+    html = out.read_text()
+    assert html.count('<svg class="curve-panel"') == 2  # one panel per recipe
+    groups = re.findall(r'<g class="seed-curve( collapsed)?" data-seed="(\d)">'
+                        r'<title>([^<]*)</title>\s*<polyline points="([^"]*)"', html)
+    assert [(bool(c), seed) for c, seed, _, _ in groups] == [
+        (False, "1"), (False, "2"), (False, "1"), (True, "2")]
+    assert groups[3][2] == "seed 2: dev 20.0, 5.0, 0.0 (collapsed)"
+    # one scale per task: dev 0 … 84 padded by 5 %; x: epochs 1 … 3 over the panel
+    points = [[tuple(map(float, p.split(","))) for p in g[3].split()] for g in groups]
+    assert all(len(p) == 3 for p in points)
+    assert [x for x, _ in points[0]] == [36.0, 129.0, 222.0]
+    lows = [y for p in points for _, y in p]
+    assert max(lows) == points[3][2][1] and min(lows) == points[2][2][1]  # 0.0 lowest, 84 top
+    assert "1 of 2 collapsed" in html and "2 seeds" in html

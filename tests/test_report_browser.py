@@ -69,8 +69,15 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
                     'id="provenance"', "Welch", "layer-specific", "ncbidisease", "BLURB",
                     'class="study-table"', 'class="failures"', 'class="blurb-overview"'):
         assert content in dom, content
-    assert dom.count("<svg") == 5  # one seed-spread plot per demo task
+    assert dom.count('aria-label="seed scores for') == 5  # one seed-spread plot per demo task
     assert dom.count("<circle") >= 20  # every ok seed is a dot (20 demo cells)
+    # per-seed dev curves: one panel per task × recipe, one curve per seed, a point per epoch
+    assert dom.count('<svg class="curve-panel"') == 10 and dom.count("<svg") == 15
+    curves = re.findall(r'<g class="seed-curve[^"]*" data-seed="\d">.*?<polyline points="([^"]*)"',
+                        dom, re.S)
+    assert len(curves) == 20
+    epochs = {"ncbidisease": 6, "gad": 3, "biosses": 20, "pubmedqa": 8, "hoc": 12}
+    assert sorted(len(c.split()) for c in curves) == sorted(4 * list(epochs.values()))
     # self-contained: nothing to fetch, only in-page links
     assert not re.search(r"""\s(src|href)\s*=\s*["'](?!#)""", dom)
     assert "http://" not in dom and "https://" not in dom

@@ -1,6 +1,6 @@
 """The demo through `snakemake --profile slurm` on a real single-node SLURM cluster with
-accounting (.ci/slurm/up.sh; .ci/run brings it up and sets BLURBFLOW_SLURM_PLUGINS to the
-executor plugin's folder). Skipped where no cluster answers, unless BLURBFLOW_REQUIRE_SLURM=1.
+accounting (.ci/slurm/up.sh; .ci/run brings it up), through the executor plugin `make setup`
+installed in the venv. Skipped where no cluster answers, unless BLURBFLOW_REQUIRE_SLURM=1.
 
 Data, model and tokenized inputs come from the shared demo run; every fine-tuning job and the
 aggregation steps run as SLURM jobs. The first run plants a failing cell (ncbidisease, standard,
@@ -20,13 +20,12 @@ import pytest
 
 from workflow_helpers import copy_workflow, snakemake
 
-PLUGINS = os.environ.get("BLURBFLOW_SLURM_PLUGINS", "")
 FAILING = "tiny-biobert/ncbidisease/standard/lr0.001-bs16/seed1"
 SLURM_CONFIG = 'slurm={"account": "blurbflow", "partition": "debug"}'
 
 
 def cluster_answers() -> bool:
-    if not (PLUGINS and shutil.which("sinfo") and shutil.which("sacct")):
+    if not (shutil.which("sinfo") and shutil.which("sacct")):
         return False
     probe = subprocess.run(["timeout", "10", "sinfo", "-h"], capture_output=True)
     return probe.returncode == 0
@@ -36,7 +35,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
         not cluster_answers() and os.environ.get("BLURBFLOW_REQUIRE_SLURM") != "1",
-        reason="no SLURM cluster (.ci/slurm/up.sh) or BLURBFLOW_SLURM_PLUGINS unset",
+        reason="no SLURM cluster answers (.ci/slurm/up.sh brings one up)",
     ),
 ]
 
@@ -69,11 +68,10 @@ def slurm_runs(demo, tmp_path_factory):
     args = (
         "all", "--profile", "slurm", "--configfile", "config/demo.yaml", "--config", SLURM_CONFIG
     )
-    env = {"PYTHONPATH": PLUGINS}
-    first = snakemake(workdir, *args, env={**env, "BLURBFLOW_FAULT": f"raise@{FAILING}"})
+    first = snakemake(workdir, *args, env={"BLURBFLOW_FAULT": f"raise@{FAILING}"})
     after_first = results(workdir)
     report_after_first = (workdir / "results/report.html").read_text()
-    second = snakemake(workdir, *args, env=env)
+    second = snakemake(workdir, *args)
     return {
         "workdir": workdir, "first": first, "after_first": after_first,
         "report_after_first": report_after_first, "second": second,

@@ -52,3 +52,17 @@ def test_negative_learning_rate_fails_naming_it(workdir):
     returncode, output = run
     assert returncode != 0
     assert "recipes.standard.lr: -1 is less than or equal to the minimum of 0" in output
+
+
+def test_wildcards_only_match_safe_names(workdir):
+    """The rules' wildcards follow the config's name pattern: a target whose model part starts
+    with a dot (or holds a space) has no rule, the valid name plans its build."""
+    ok = snakemake(
+        workdir, "-n", "resources/models/tiny-biobert", "--configfile", "config/demo.yaml"
+    )
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert "rule build_demo_model:" in ok.stdout
+    for target in ("resources/models/.tiny-biobert", "resources/models/tiny biobert"):
+        run = snakemake(workdir, "-n", target, "--configfile", "config/demo.yaml")
+        assert run.returncode != 0 and "build_demo_model" not in run.stdout
+        assert "MissingRuleException" in run.stdout + run.stderr

@@ -25,10 +25,15 @@ def copy_workflow(dest: Path) -> Path:
 
 
 def _env(extra: dict | None = None) -> dict:
-    """The venv's bin first on PATH (rules call `blurbflow`), plus `extra`."""
-    bin_dir = str(Path(sys.executable).parent)
-    path = bin_dir + os.pathsep + os.environ.get("PATH", "")
-    return {**os.environ, "PATH": path, **(extra or {})}
+    """The caller's environment without the venv's bin on PATH and without PYTHONPATH, as a user
+    who never activated the venv has it (rules must find the CLI themselves), plus `extra`."""
+    bin_dir = Path(sys.executable).parent
+    path = os.pathsep.join(
+        entry for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry and Path(entry).resolve() != bin_dir.resolve()
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return {**env, "PATH": path, **(extra or {})}
 
 
 def _command(*args: str) -> list[str]:

@@ -52,26 +52,24 @@ def _build_model(args) -> None:
 
 
 def _prefetch(args) -> None:
-    from datetime import UTC, datetime
-
-    from blurbflow.io import write_json_atomic
-    from blurbflow.models.prefetch import prefetch_model
+    from blurbflow.models.download import prefetch_model, write_marker
 
     summary = prefetch_model(args.hub_id, Path(args.cache_dir), revision=args.revision)
-    marker = {
-        "model": args.model_name,
-        **summary,
-        "cache_dir": str(Path(args.cache_dir)),
-        "prefetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    write_json_atomic(args.out, marker)
+    marker = write_marker(summary, Path(args.out))
     print(json.dumps(marker, indent=2))
+
+
+def _prefetch_check(args) -> None:
+    from blurbflow.models.download import repair_marker
+
+    for marker in args.markers:
+        print(repair_marker(Path(marker)), flush=True)
 
 
 def _tokenize(args) -> None:
     from blurbflow.config import input_key, parse_input_key
-    from blurbflow.models.load import load_tokenizer
-    from blurbflow.models.prefetch import job_source
+    from blurbflow.models.load import load_tokenizer, tokenizer_settings
+    from blurbflow.models.prefetch import model_folder
     from blurbflow.tasks import get_task
     from blurbflow.train.encode import encode_task
 
@@ -83,13 +81,17 @@ def _tokenize(args) -> None:
             f"input key {key!r} is not the key of task {spec.name}'s inputs; expected "
             f"{input_key(spec.name, inputs)!r}"
         )
+    model = {
+        "model": args.model_name or args.tokenizer,
+        "model_source": args.tokenizer,
+        **(json.loads(args.settings) if args.settings else {}),
+    }
+    if args.trust_remote_code:
+        model["trust_remote_code"] = True
     meta = encode_task(
         spec,
         Path(args.data),
-        load_tokenizer(
-            job_source(args.model_name or args.tokenizer, args.tokenizer),
-            trust_remote_code=args.trust_remote_code,
-        ),
+        load_tokenizer(model_folder(model), **tokenizer_settings(model)),
         inputs["max_length"],
         Path(args.out),
         segment_ids=inputs["segment_ids"],
@@ -123,16 +125,10 @@ def _config(args) -> dict:
     return json.loads(text)
 
 
-def _expected_cells(config: dict) -> list[Path]:
-    from blurbflow.config import expand_cells
-
-    return [Path(path) / "result.json" for path in expand_cells(config)]
-
-
 def _aggregate(args) -> None:
-    from blurbflow.results.aggregate import load_cells, write_cells
+    from blurbflow.results.aggregate import aggregate, write_cells
 
-    frame = load_cells(_expected_cells(_config(args)))
+    frame = aggregate(_config(args))  # verified; rejected cells' jobs lose their manifest
     write_cells(frame, Path(args.out))
     print(frame["status"].value_counts().to_string())
 
@@ -174,11 +170,11 @@ def _report_after_failure(args) -> None:
     aggregation stale so the next run re-runs the failed jobs and everything after them:
     the complete table (--cells) is removed, the partial one goes to --partial, and the report
     is dated older than the tables it reads (else Snakemake would find nothing to do)."""
-    from blurbflow.results.aggregate import load_cells, write_cells
+    from blurbflow.results.aggregate import aggregate, write_cells
 
     config = _config(args)
     Path(args.cells).unlink(missing_ok=True)
-    frame = load_cells(_expected_cells(config))
+    frame = aggregate(config)
     write_cells(frame, Path(args.partial))
     _write_tables(config, frame, Path(args.out_dir))
     _write_report(config, args.config_hash, frame, Path(args.out))
@@ -216,16 +212,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_build_model)
 
     p = sub.add_parser("prefetch", help="download a hub model's config, tokenizer and weights")
-    p.add_argument("--model-name", required=True, help="the model's name in the config")
+    p.add_argument("--model-name", help="the model's name in the config (for messages)")
     p.add_argument("--hub-id", required=True)
     p.add_argument("--revision", help="branch, tag or commit (default: main)")
     p.add_argument("--cache-dir", required=True, help="the config's hf_cache")
     p.add_argument("--out", required=True, help="marker JSON, written once the snapshot is whole")
     p.set_defaults(func=_prefetch)
 
+    p = sub.add_parser("prefetch-check", help="re-download what prefetched snapshots lost")
+    p.add_argument("markers", nargs="*", help="prefetch markers ({hf_cache}/.prefetched/*.json)")
+    p.set_defaults(func=_prefetch_check)
+
     p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and inputs")
     p.add_argument("--model-name", help="the model's name in the config (for messages)")
     p.add_argument("--trust-remote-code", action="store_true", help="only if the config says so")
+    p.add_argument(
+        "--settings", help="the model's settings as JSON: revision, cased, add_prefix_space, …"
+    )
     p.add_argument("--task", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--tokenizer", required=True)

@@ -1,8 +1,9 @@
 """Turn a validated config into cells: model × task × recipe × hparams × seed (DESIGN §2).
 
 Recipes are data: a recipe is `defaults` overlaid with its own keys (and those of the recipe
-it `extends`). `lr` and `batch_size` may be lists: their product is the hyperparameter grid.
-`epochs` may be a number or a mapping task → number (with `default`).
+it `extends`). `lr`, `batch_size` and the technique hyperparameters `reinit_top`,
+`layerwise_lr_decay` and `freeze_lower` may be lists: their product is the hyperparameter grid,
+chosen on dev. `epochs` may be a number or a mapping task → number (with `default`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,14 @@ import itertools
 import json
 from dataclasses import dataclass
 
+from blurbflow.models.prefetch import model_settings
+from blurbflow.schema import check_keys, check_values  # noqa: F401 (re-exported)
 from blurbflow.tasks import TASKS
+from blurbflow.validate import ConfigError, check_names, grid_collision  # noqa: F401
+from blurbflow.validate import did_you_mean as _did_you_mean
 
-# Gu et al. 2021 fine-tuning defaults (DESIGN §6); the config's `defaults` overrides them.
+# Gu et al. 2021 fine-tuning defaults: the original BERT optimizer (Adam without bias
+# correction, epsilon 1e-6); the config's `defaults` overrides them.
 GU_DEFAULTS = {
     "epochs": 3,
     "lr": 5e-5,
@@ -22,10 +28,10 @@ GU_DEFAULTS = {
     "warmup_ratio": 0.1,
     "weight_decay": 0.01,
     "dropout": 0.1,
-    "adam_bias_correction": True,
+    "adam_bias_correction": False,
     "adam_beta1": 0.9,
     "adam_beta2": 0.999,
-    "adam_epsilon": 1e-8,
+    "adam_epsilon": 1e-6,
     "max_grad_norm": 1.0,
     "freeze_lower": 0,
     "layerwise_lr_decay": None,
@@ -41,8 +47,14 @@ GU_DEFAULTS = {
     "head": "linear",
     "re_input": "dummify",
     "re_pooling": "cls",
+    "batching": "bucketed", "precision": "bf16",  # train/batching.py, train/device.py
 }
-GRID_KEYS = ("lr", "batch_size")
+GRID_KEYS = ("lr", "batch_size", "reinit_top", "layerwise_lr_decay", "freeze_lower")
+# Recipe keys that change no computation: editing them re-runs nothing (not in a cell's options).
+COSMETIC_KEYS = ("description",)
+# How a technique axis shows in the hparams folder name, only when the recipe lists it: a recipe
+# without lists keeps `lr{lr}-bs{bs}`, so existing results stay where they are.
+AXIS_TAGS = {"reinit_top": "reinit", "layerwise_lr_decay": "llrd", "freeze_lower": "freeze"}
 # The options that change the tokenized input, per task type (the tokenization cache key).
 INPUT_OPTIONS = {
     "ner": ("tagging",),
@@ -57,10 +69,6 @@ INPUT_VALUES = {
     "re_input": ("dummify", "markers", "original"),
     "segment_ids": ("pair", "single"),
 }
-
-
-class ConfigError(ValueError):
-    """A config problem, reported with the key path that is wrong and how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -118,15 +126,30 @@ def cell_jobs(cells: dict[str, Cell]) -> dict[str, CellJob]:
     }
 
 
-def hparams_name(lr: float, batch_size: int) -> str:
-    return f"lr{lr:g}-bs{batch_size}"
+def _axis_text(value) -> str:
+    if value is None:
+        return "off"
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
-def _did_you_mean(name: str, known) -> str:
-    import difflib
+def hparams_name(lr: float, batch_size: int, axes: dict | None = None) -> str:
+    """`lr3e-05-bs16`, then `-reinit2`, `-llrd0.8`, `-freezehalf` for the technique axes the
+    recipe lists (`axes`: name → this point's value)."""
+    tags = "".join(f"-{AXIS_TAGS[k]}{_axis_text(v)}" for k, v in (axes or {}).items())
+    return f"lr{lr:g}-bs{batch_size}{tags}"
 
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+
+def grid_points(resolved: dict) -> list[tuple[float, int, dict]]:
+    """The recipe's grid: (lr, batch size, listed technique axes → value) per point."""
+    listed = [k for k in AXIS_TAGS if isinstance(resolved.get(k), list | tuple)]
+    points = []
+    for lr, bs, *values in itertools.product(
+        _as_list(resolved["lr"]),
+        _as_list(resolved["batch_size"]),
+        *(resolved[k] for k in listed),
+    ):
+        points.append((lr, bs, dict(zip(listed, values, strict=True))))
+    return points
 
 
 def resolve_recipe(config: dict, name: str, _seen: tuple = ()) -> dict:
@@ -163,12 +186,16 @@ def _epochs_for(epochs, task: str, where: str) -> int:
     return int(epochs)
 
 
-def cell_options(config: dict, model: str, task: str, recipe: str, lr, batch_size) -> dict:
-    """Every option a cell's result depends on; they become the rule's params (rerun trigger)."""
+def cell_options(
+    config: dict, model: str, task: str, recipe: str, lr, batch_size, axes: dict | None = None
+) -> dict:
+    """Every option a cell's result depends on; they become the rule's params (rerun trigger).
+    `axes`: this grid point's values of the technique hyperparameters the recipe lists."""
     resolved = resolve_recipe(config, recipe)
     spec = TASKS[task]
     task_cfg = (config.get("tasks") or {}).get(task) or {}
-    options = {k: v for k, v in resolved.items() if k not in GRID_KEYS}
+    options = {k: v for k, v in resolved.items() if k not in ("lr", "batch_size", *COSMETIC_KEYS)}
+    options.update(axes or {})
     options.update(
         model=model,
         model_source=config["models"][model].get("path") or config["models"][model]["hub_id"],
@@ -176,15 +203,14 @@ def cell_options(config: dict, model: str, task: str, recipe: str, lr, batch_siz
         recipe=recipe,
         lr=float(lr),
         batch_size=int(batch_size),
-        hparams=hparams_name(lr, batch_size),
+        hparams=hparams_name(lr, batch_size, axes),
         epochs=_epochs_for(resolved["epochs"], task, f"recipes.{recipe}"),
         max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
         code_version=str(config.get("code_version", "1")),
     )
-    if config["models"][model].get("trust_remote_code"):
-        # Only when the config asks, per model (DESIGN §10); absent otherwise, so cells of
-        # other models keep their params.
-        options["trust_remote_code"] = True
+    # revision, cased, add_prefix_space, trust_remote_code: only those the model's entry sets,
+    # so cells of other models keep their params
+    options.update(model_settings(model, config["models"][model]))
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"
@@ -239,89 +265,64 @@ def study_seeds(study: dict, task: str | None = None) -> list[int]:
     raise ConfigError(f"seeds: no entry for task {task!r} and no `default`")
 
 
-def _schema_node(schema: dict, node: dict) -> dict:
-    while "$ref" in node:
-        node = schema["$defs"][node["$ref"].rsplit("/", 1)[1]]
-    return node
+def runs_on(study: dict, recipe: str, model: str, task: str) -> bool:
+    """Whether the study runs `recipe` for `model` on `task`: `recipe_scope` limits a recipe to
+    some of the study's tasks and/or models (Tinn: techniques searched on the small tasks only;
+    reinit up to 3 layers on BASE models, up to 6 on LARGE)."""
+    scope = (study.get("recipe_scope") or {}).get(recipe) or {}
+    return task in scope.get("tasks", [task]) and model in scope.get("models", [model])
 
 
-def check_keys(config: dict, schema: dict, node: dict | None = None, where: str = "") -> None:
-    """Name the first key the schema does not know, with the closest known key, before the
-    schema's own (less readable) validation runs."""
-    node = _schema_node(schema, schema if node is None else node)
-    if not isinstance(config, dict) or node.get("type") not in ("object", ["object", "null"]):
-        return
-    known = node.get("properties", {})
-    extra = node.get("additionalProperties", True)
-    for key, value in config.items():
-        path = f"{where}.{key}" if where else str(key)
-        if key in known:
-            check_keys(value, schema, known[key], path)
-        elif isinstance(extra, dict):
-            check_keys(value, schema, extra, path)
-        elif extra is False:
-            raise ConfigError(
-                f"{path}: unknown key{_did_you_mean(str(key), known)}; "
-                f"allowed here: {', '.join(sorted(known))}"
-            )
-
-
-def check_values(config: dict, schema: dict) -> None:
-    """Name the first value the schema rejects by its key path, with what is expected (the
-    schema's `description` where it has one), before Snakemake's `validate` runs."""
-    import jsonschema
-    from jsonschema.exceptions import best_match
-
-    error = best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
-    if error is None:
-        return
-    path = ".".join(map(str, error.absolute_path)) or "(top level)"
-    node = error.parent.schema if error.parent is not None else error.schema
-    expected = node.get("description") or error.schema.get("description")
-    hint = f"; expected {expected}" if expected else ""
-    raise ConfigError(f"{path}: {error.message}{hint}")
-
-
-def check_names(config: dict) -> None:
-    """Fail on any study entry naming an unknown model, task or recipe."""
-    models, recipes = config.get("models", {}), config.get("recipes", {})
+def check_study_selection(config: dict) -> None:
+    """The study keys that change what runs and what a table selects: `recipe_scope`, `choose`
+    (per model and task, the recipe of a group best on dev) and `reference_models`
+    (hyperparameters chosen per task on those models, applied to all)."""
     for name, study in config.get("studies", {}).items():
-        for key, known in (("models", models), ("tasks", TASKS), ("recipes", recipes)):
-            for item in study.get(key, []):
-                if item not in known:
-                    hint = _did_you_mean(item, known)
+        where, recipes = f"studies.{name}", study.get("recipes", [])
+        for recipe, scope in (study.get("recipe_scope") or {}).items():
+            if recipe not in recipes:
+                raise ConfigError(f"{where}.recipe_scope.{recipe}: not one of the study's recipes")
+            for key in ("tasks", "models"):
+                for item in scope.get(key, []):
+                    if item not in study.get(key, []):
+                        raise ConfigError(
+                            f"{where}.recipe_scope.{recipe}.{key}: {item!r} is not one of the "
+                            f"study's {key}"
+                        )
+        grouped: dict[str, str] = {}
+        for label, members in (study.get("choose") or {}).items():
+            if label in config.get("recipes", {}) or label in recipes:
+                raise ConfigError(f"{where}.choose.{label}: the label names a recipe; rename it")
+            if len(members) < 2:
+                raise ConfigError(
+                    f"{where}.choose.{label}: list at least two recipes to choose from"
+                )
+            for member in members:
+                if member not in recipes:
                     raise ConfigError(
-                        f"studies.{name}.{key}: unknown {key[:-1]} {item!r}{hint}; "
-                        f"known: {', '.join(sorted(known))}"
+                        f"{where}.choose.{label}: {member!r} is not one of the study's recipes"
                     )
-        seeds = study.get("seeds")
-        if isinstance(seeds, dict):
-            for key in seeds:
-                if key != "default" and key not in study.get("tasks", []):
+                if member in grouped:
                     raise ConfigError(
-                        f"studies.{name}.seeds.{key}: not one of the study's tasks "
-                        f"({', '.join(study.get('tasks', []))}) nor `default`"
+                        f"{where}.choose: {member!r} is in both {grouped[member]!r} and {label!r}"
                     )
-            for task in study.get("tasks", []):
-                if task not in seeds and "default" not in seeds:
-                    raise ConfigError(
-                        f"studies.{name}.seeds: no entry for task {task!r}; add it or `default`"
-                    )
-        baseline = study.get("baseline")
-        if baseline is not None and baseline not in study.get("recipes", []):
+                grouped[member] = label
+        if study.get("baseline") in grouped:
             raise ConfigError(
-                f"studies.{name}.baseline: {baseline!r} is not one of the study's recipes"
+                f"{where}.baseline: {study['baseline']!r} is chosen among in "
+                f"`choose.{grouped[study['baseline']]}`; the baseline must be a recipe of its own"
             )
-    for name in recipes:
-        resolve_recipe(config, name)
-    for name in config.get("tasks") or {}:
-        if name not in TASKS:
-            raise ConfigError(f"tasks.{name}: unknown task{_did_you_mean(name, TASKS)}")
+        for model in study.get("reference_models") or []:
+            if model not in study.get("models", []):
+                raise ConfigError(
+                    f"{where}.reference_models: {model!r} is not one of the study's models"
+                )
 
 
 def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Cell]:
     """All cells of the selected studies (all by default), keyed by their output folder."""
     check_names(config)
+    check_study_selection(config)
     cells: dict[str, Cell] = {}
     for name, study in config.get("studies", {}).items():
         if studies is not None and name not in studies:
@@ -329,15 +330,17 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
         for model, task, recipe in itertools.product(
             study["models"], study["tasks"], study["recipes"]
         ):
-            resolved = resolve_recipe(config, recipe)
-            for lr, bs in itertools.product(
-                _as_list(resolved["lr"]), _as_list(resolved["batch_size"])
-            ):
-                options = cell_options(config, model, task, recipe, lr, bs)
+            if not runs_on(study, recipe, model, task):
+                continue
+            for lr, bs, axes in grid_points(resolve_recipe(config, recipe)):
+                options = cell_options(config, model, task, recipe, lr, bs, axes)
                 for seed in study_seeds(study, task):
                     cell = Cell(
-                        model, task, recipe, hparams_name(lr, bs), seed, {**options, "seed": seed}
+                        model, task, recipe, options["hparams"], seed, {**options, "seed": seed}
                     )
+                    previous = cells.get(cell.path)
+                    if previous is not None and previous.options != cell.options:
+                        raise grid_collision(recipe, cell.hparams, previous.options, cell.options)
                     cells[cell.path] = cell
     return cells
 

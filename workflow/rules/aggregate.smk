@@ -16,7 +16,7 @@ rule aggregate:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow aggregate --config-json {params.config:q} --out {output} > {log} 2>&1"
+        "{BLURBFLOW} aggregate --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule tables:
@@ -33,5 +33,5 @@ rule tables:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow tables --config-json {params.config:q} --cells {input} "
-        "--out-dir results/tables > {log} 2>&1"
+        "{BLURBFLOW} tables --config-json {params.config:q} --cells {input:q} "
+        "--out-dir results/tables > {log:q} 2>&1"

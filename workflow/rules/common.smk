@@ -1,6 +1,10 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
 import base64
 import json
+import os
+import shlex
+import sys
+from pathlib import Path
 
 from blurbflow.config import (
     ConfigError,
@@ -11,9 +15,11 @@ from blurbflow.config import (
     input_key,
     options_json,
 )
-from blurbflow.models.prefetch import drop_stale_markers, use_offline_cache
+from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS
+from blurbflow.validate import NAME_PATTERN
+from snakemake.settings.types import DeploymentMethod
 
 try:
     check_names(config)
@@ -39,11 +45,14 @@ CONFIG_HASH = config_hash(config)
 PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
 
 
+# The name pattern the config is validated against: no `/`, no leading dot, nothing a shell reads.
 wildcard_constraints:
-    model="[^/]+",
-    task="[^/]+",
-    recipe="[^/]+",
-    hparams="[^/]+",
+    model=NAME_PATTERN,
+    task=NAME_PATTERN,
+    recipe=NAME_PATTERN,
+    study=NAME_PATTERN,
+    source=NAME_PATTERN,
+    hparams=r"[A-Za-z0-9][A-Za-z0-9.+_-]*",
     seed=r"\d+",
     input_key=r"L\d+(-[A-Za-z+]+)*",
 
@@ -59,8 +68,18 @@ HF_CACHE = config.get("hf_cache", "resources/hf-cache")
 # (its rule alone goes online). Set here, so local jobs and SLURM jobs (which re-read this
 # Snakefile) all inherit it.
 use_offline_cache(HF_CACHE)
-drop_stale_markers(HF_CACHE)
 STUDY_MODELS = sorted({cell.model for cell in CELLS.values()})
+# Prefetch markers are keyed by hub id + revision (blurbflow.models.prefetch.marker_path), not
+# by the config's model name: marker file stem -> (hub id, revision). Reading the workflow
+# deletes nothing; `snakemake prefetch` repairs a snapshot that lost files.
+HUB_MARKERS = {
+    marker_path(HF_CACHE, spec["hub_id"], spec.get("revision")).stem: (
+        spec["hub_id"],
+        spec.get("revision") or "main",
+    )
+    for spec in (config["models"][model] for model in STUDY_MODELS)
+    if spec.get("hub_id") and not spec.get("path")
+}
 
 
 def model_inputs(model):
@@ -68,7 +87,20 @@ def model_inputs(model):
     spec = config["models"][model]
     if spec.get("build"):
         return [spec["path"]]
-    return [f"{HF_CACHE}/.prefetched/{model}.json"] if spec.get("hub_id") else []
+    if spec.get("hub_id") and not spec.get("path"):
+        return [str(marker_path(HF_CACHE, spec["hub_id"], spec.get("revision")))]
+    return []
+
+
+def hub_markers(model):
+    """A hub model's prefetch marker ([] for local and built models)."""
+    return [path for path in model_inputs(model) if path.endswith(".json")]
+
+
+def model_settings_json(model):
+    """The model's settings a tokenize job needs (revision, cased, add_prefix_space, …)."""
+    settings = model_settings(model, config["models"][model])
+    return options_json({k: v for k, v in settings.items() if k not in ("model", "model_source")})
 
 
 def corpus_files(wildcards):
@@ -124,11 +156,56 @@ SLURM_GPU = {**SLURM_CPU}
 if _SLURM.get("gpu_partition"):
     SLURM_GPU["slurm_partition"] = _SLURM["gpu_partition"]
 
-# Software of every rule (used with --software-deployment-method conda).
+# Software of every rule (used with --software-deployment-method conda). Its pip section installs
+# `-e ${BLURBFLOW_ROOT}` (pip expands the variable), as the env file is read from a copy elsewhere.
 BLURBFLOW_ENV = "../../envs/blurbflow.yaml"
+os.environ["BLURBFLOW_ROOT"] = str(Path(workflow.basedir).resolve())
+# The CLI, from the interpreter running Snakemake (never the caller's PATH); inside a conda env,
+# that env's python. Rules write `{BLURBFLOW}` in their shell template, expanded per job, so the
+# template Snakemake's `code` rerun trigger compares holds no path: moving the clone re-runs nothing.
+BLURBFLOW_HOST = f"{shlex.quote(sys.executable)} -m blurbflow"
+BLURBFLOW = (
+    "python -m blurbflow"
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    else BLURBFLOW_HOST
+)
 
 
 def report_requested():
     """Whether this run's targets include the report (the `onerror` handler builds it then)."""
     targets = set(workflow.dag_settings.targets or ())
     return not targets or bool(targets & {"all", "report", "results/report.html"})
+
+
+# Jobs whose seed files changed since they finished (edited, replaced or deleted result.json or
+# predictions.parquet; stat only, blurbflow.identity.stale_manifests) re-run; inside, the seeds
+# that still verify are kept. Nothing is deleted here, and only the main process checks (not
+# SLURM/remote job processes). The finetune rule's `recheck` input adds such a job's manifest
+# to this run's forced files (what --forcerun does) when the DAG asks for that job, so a run
+# that does not want cells (e.g. `snakemake data`) is not affected.
+def _stale_jobs():
+    import sys
+
+    from blurbflow.identity import stale_manifests
+
+    stale = set(stale_manifests(JOB_MANIFESTS)) if workflow.is_main_process else set()
+    if stale:
+        shown = ", ".join(sorted(stale)[:5]) + (" …" if len(stale) > 5 else "")
+        print(f"seed files changed since their job finished, re-run: {shown}", file=sys.stderr)
+    return stale
+
+
+STALE_JOBS = _stale_jobs()
+
+
+def recheck(wildcards):
+    manifest = f"{job_of(wildcards).path}/seeds.json"
+    if manifest in STALE_JOBS:
+        try:
+            workflow._dag.forcefiles.add(manifest)
+        except AttributeError:
+            raise WorkflowError(
+                f"{manifest}: its seed files changed but this Snakemake version cannot force the "
+                f"job; run again with --forcerun {manifest}"
+            ) from None
+    return []

@@ -15,8 +15,8 @@ if DATA_SOURCE == "generated":
         conda:
             BLURBFLOW_ENV
         shell:
-            "blurbflow generate --source {wildcards.source} --seed {params.seed} "
-            "--out {output} > {log} 2>&1"
+            "{BLURBFLOW} generate --source {wildcards.source:q} --seed {params.seed:q} "
+            "--out {output:q} > {log:q} 2>&1"
 
 else:
 
@@ -28,7 +28,7 @@ else:
         output:
             directory("resources/raw/{source}"),
         params:
-            mirror=lambda wildcards: f"--mirror {config['mirror']}" if config.get("mirror") else "",
+            mirror=config.get("mirror", ""),  # empty: no mirror
             manual=config.get("data", {}).get("bioasq_dir", "resources/manual/bioasq"),
         retries: 1
         log:
@@ -36,8 +36,8 @@ else:
         conda:
             BLURBFLOW_ENV
         shell:
-            "blurbflow fetch --source {wildcards.source} {params.mirror} "
-            "--manual-dir {params.manual} --out {output} > {log} 2>&1"
+            "{BLURBFLOW} fetch --source {wildcards.source:q} --mirror={params.mirror:q} "
+            "--manual-dir {params.manual:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule prepare:
@@ -54,5 +54,5 @@ rule prepare:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow prepare --task {wildcards.task} --raw-root resources/raw "
-        "--out resources/data/{wildcards.task} > {log} 2>&1"
+        "{BLURBFLOW} prepare --task {wildcards.task:q} --raw-root resources/raw "
+        "--out resources/data/{wildcards.task:q} > {log:q} 2>&1"

@@ -1,8 +1,9 @@
 # One job = the seeds of one (model, task, recipe, hparams), each a cell with its own folder
 # seed{N}/ (result.json, predictions.parquet, checkpoint). Options and seeds are params, so
-# Snakemake re-runs exactly the jobs whose options or seeds changed; inside, a seed that already
-# finished these exact options is kept (blurbflow.train.job), so adding a seed trains that seed
-# only. Library edits alone re-queue nothing (bump `code_version`).
+# Snakemake re-runs exactly the jobs whose options or seeds changed (or whose seed files changed
+# since: the `recheck` input); inside, a seed whose result verifies for these options and this
+# identity is kept (blurbflow.train.job), so adding a seed trains that seed only. Library edits
+# alone re-queue nothing (bump `code_version`).
 
 
 rule finetune:
@@ -10,6 +11,7 @@ rule finetune:
         encoded=tokenized_dir,
         data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
         model=lambda wildcards: model_inputs(wildcards.model),
+        recheck=recheck,  # no file: forces the job when its seed files changed (common.smk)
     output:
         "results/cells/{model}/{task}/{recipe}/{hparams}/seeds.json",
     params:
@@ -29,6 +31,6 @@ rule finetune:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow finetune --threads {threads} --options {params.options:q} "
-        "--seeds {params.seeds} --encoded {input.encoded} --data resources/data/{wildcards.task} "
-        "--out {output} > {log} 2>&1"
+        "{BLURBFLOW} finetune --threads {threads} --options {params.options:q} "
+        "--seeds {params.seeds:q} --encoded {input.encoded:q} "
+        "--data resources/data/{wildcards.task:q} --out {output:q} > {log:q} 2>&1"

@@ -16,4 +16,4 @@ rule build_demo_model:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow build-model --spec {params.spec:q} --out {output} {input} > {log} 2>&1"
+        "{BLURBFLOW} build-model --spec {params.spec:q} --out {output:q} {input:q} > {log:q} 2>&1"

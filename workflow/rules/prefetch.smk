@@ -1,6 +1,8 @@
 # `snakemake prefetch` on a login node: every dataset and every hub model's weights, so that the
-# jobs on offline compute nodes (HF_HUB_OFFLINE=1) find everything. Fine-tuning depends on it, so
-# `all` prefetches first as well; downloads always run where snakemake runs (localrules).
+# jobs on offline compute nodes (HF_HUB_OFFLINE=1) find everything. Fine-tuning depends on the
+# markers, so `all` prefetches what was never fetched as well; downloads always run where
+# snakemake runs (localrules). A marker is keyed by hub id + revision (HUB_MARKERS) and records
+# the commit the revision resolved to; every job loads that commit's snapshot.
 
 
 localrules:
@@ -10,23 +12,32 @@ localrules:
 
 rule prefetch_model:
     output:
-        f"{HF_CACHE}/.prefetched/{{model}}.json",
+        f"{HF_CACHE}/.prefetched/{{marker,[^/]+}}.json",
     params:
-        hub_id=lambda wildcards: config["models"][wildcards.model]["hub_id"],
-        revision=lambda wildcards: config["models"][wildcards.model].get("revision", "main"),
+        hub_id=lambda wildcards: HUB_MARKERS[wildcards.marker][0],
+        revision=lambda wildcards: HUB_MARKERS[wildcards.marker][1],
         cache=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
     retries: 1
     log:
-        "results/logs/prefetch/{model}.log",
+        "results/logs/prefetch/{marker}.log",
     conda:
         BLURBFLOW_ENV
     shell:
-        "HF_HUB_OFFLINE=0 blurbflow prefetch --model-name {wildcards.model} "
-        "--hub-id {params.hub_id} --revision {params.revision} --cache-dir {params.cache} "
-        "--out {output} > {log} 2>&1"
+        "HF_HUB_OFFLINE=0 {BLURBFLOW} prefetch "
+        "--hub-id {params.hub_id:q} --revision {params.revision:q} --cache-dir {params.cache:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
+# No output, so it runs whenever it is asked for: it checks every marker's snapshot and
+# downloads again, at the recorded commit, what a cleaned or damaged cache lost (a marker that
+# is unchanged keeps its date, so nothing downstream re-runs).
 rule prefetch:
     input:
-        [path for model in STUDY_MODELS for path in model_inputs(model)],
-        expand("resources/raw/{source}", source=STUDY_SOURCES),
+        markers=sorted({marker for model in STUDY_MODELS for marker in hub_markers(model)}),
+        raw=expand("resources/raw/{source}", source=STUDY_SOURCES),
+    log:
+        "results/logs/prefetch/check.log",
+    conda:
+        BLURBFLOW_ENV
+    shell:
+        "HF_HUB_OFFLINE=0 {BLURBFLOW} prefetch-check {input.markers:q} > {log:q} 2>&1"

@@ -17,8 +17,8 @@ rule report:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow report --config-json {params.config:q} --config-hash {params.config_hash} "
-        "--cells {input.cells} --out {output} > {log} 2>&1"
+        "{BLURBFLOW} report --config-json {params.config:q} --config-hash {params.config_hash:q} "
+        "--cells {input.cells:q} --out {output:q} > {log:q} 2>&1"
 
 
 onerror:
@@ -27,9 +27,10 @@ onerror:
     # so the next run re-runs the failed jobs (blurbflow.cli report-after-failure).
     if report_requested():
         shell(
-            "mkdir -p results/logs && blurbflow report-after-failure "
-            f"--config-json {CONFIG_JSON} --config-hash {CONFIG_HASH} "
-            f"--cells results/cells.parquet --partial {PARTIAL_CELLS} "
+            # the host's interpreter: this handler runs in the snakemake process, not in a job
+            "mkdir -p results/logs && {BLURBFLOW_HOST} report-after-failure "
+            "--config-json {CONFIG_JSON:q} --config-hash {CONFIG_HASH:q} "
+            "--cells results/cells.parquet --partial {PARTIAL_CELLS:q} "
             "--out-dir results/tables --out results/report.html "
             "> results/logs/report-after-failure.log 2>&1"
         )

@@ -10,11 +10,7 @@ rule tokenize:
         directory("resources/tokenized/{model}/{task}/{input_key}"),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
-        trust=lambda wildcards: (
-            "--trust-remote-code"
-            if config["models"][wildcards.model].get("trust_remote_code")
-            else ""
-        ),
+        settings=lambda wildcards: model_settings_json(wildcards.model),
     log:
         "results/logs/tokenize/{model}/{task}/{input_key}.log",
     resources:
@@ -22,7 +18,8 @@ rule tokenize:
     conda:
         BLURBFLOW_ENV
     shell:
-        "blurbflow tokenize --task {wildcards.task} "
-        "--data resources/data/{wildcards.task} --model-name {wildcards.model} "
-        "--tokenizer {params.tokenizer} {params.trust} --input-key {wildcards.input_key} "
-        "--out {output} > {log} 2>&1"
+        "{BLURBFLOW} tokenize --task {wildcards.task:q} "
+        "--data resources/data/{wildcards.task:q} --model-name {wildcards.model:q} "
+        "--tokenizer {params.tokenizer:q} --settings {params.settings:q} "
+        "--input-key {wildcards.input_key:q} "
+        "--out {output:q} > {log:q} 2>&1"

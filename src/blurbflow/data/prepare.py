@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.parsers import SPLITS, parse_task
+from blurbflow.identity import data_checksums
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.tasks.registry import get_task
 
@@ -56,11 +57,14 @@ def task_stats(task: str, frames: dict[str, pd.DataFrame]) -> dict:
 
 
 def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
-    """Parse `task` from `raw_root`, write its parquet splits and stats.json; return the stats."""
+    """Parse `task` from `raw_root`, write its parquet splits and stats.json (counts and the
+    splits' sha256); return the stats."""
     frames = parse_task(task, Path(raw_root))
     stats = task_stats(task, frames)
     out_dir = Path(out_dir)
     for split in SPLITS:
         write_parquet_atomic(out_dir / f"{split}.parquet", frames[split])
+    # the checksums a cell's identity records (blurbflow.identity.data_checksums)
+    stats["checksums"] = data_checksums(out_dir)
     write_json_atomic(out_dir / "stats.json", stats)
     return stats

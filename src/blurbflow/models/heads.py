@@ -8,9 +8,10 @@ the matching `*For*Classification` model and layer surgery finds the layers unch
 - sequence tasks: encoder states → [BiLSTM] → pooled feature → dropout → linear. Pooling:
   `cls` = the state at position 0 ([CLS]) — except after a BiLSTM, where it is the mean of the
   BiLSTM states over the real tokens (position 0's forward state has only seen [CLS]);
-  `mention` = the mean of each entity's token states, e1 and e2 concatenated;
-  `entity_start` = the states at each entity's start token ([E1]/[E2] with markers, else the
-  entity's first token), concatenated.
+  `max` = the element-wise max of each entity's token states, e1 and e2 concatenated (Gu et
+  al. 2021, Table 12's "mention pooling"); `mention` = the mean of them, concatenated;
+  `entity_start` = the states at each entity's start token ([E1]/[E2]; the cell allows it with
+  entity markers only, as in the paper), concatenated.
 - BiLSTM: one bidirectional layer, hidden = encoder hidden / 2 per direction, over the real
   (unpadded) tokens only.
 
@@ -26,7 +27,8 @@ import torch
 from torch import nn
 
 HEADS = ("linear", "bilstm")
-POOLINGS = ("cls", "mention", "entity_start")
+POOLINGS = ("cls", "max", "mention", "entity_start")
+SPAN_POOLINGS = ("max", "mention")
 
 
 @dataclass
@@ -63,7 +65,7 @@ class TaskModel(nn.Module):
         if head == "bilstm":
             self.lstm = nn.LSTM(hidden, hidden // 2, batch_first=True, bidirectional=True)
             hidden = 2 * (hidden // 2)
-        features = hidden * (2 if pooling in ("mention", "entity_start") else 1)
+        features = hidden * (1 if pooling == "cls" else 2)
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(features, num_labels)
         std = float(getattr(self.config, "initializer_range", 0.02))
@@ -100,13 +102,19 @@ class TaskModel(nn.Module):
             rows = torch.arange(states.shape[0], device=states.device)
             return torch.cat([states[rows, entity_starts[:, k]] for k in (0, 1)], dim=-1)
         if entity_spans is None:
-            raise ValueError("re_pooling=mention needs entity spans in the batch")
+            raise ValueError(f"re_pooling={self.pooling} needs entity spans in the batch")
         positions = torch.arange(states.shape[1], device=states.device)[None, :]
         pooled = []
         for k in (0, 1):
             start, end = entity_spans[:, k, 0:1], entity_spans[:, k, 1:2]
-            inside = ((positions >= start) & (positions < end)).unsqueeze(-1).to(states.dtype)
-            pooled.append((states * inside).sum(1) / inside.sum(1).clamp(min=1))
+            inside = ((positions >= start) & (positions < end)).unsqueeze(-1)
+            if self.pooling == "max":
+                lowest = torch.finfo(states.dtype).min
+                best = states.masked_fill(~inside, lowest).amax(1)
+                pooled.append(torch.where(inside.any(1), best, torch.zeros_like(best)))
+            else:
+                weights = inside.to(states.dtype)
+                pooled.append((states * weights).sum(1) / weights.sum(1).clamp(min=1))
         return torch.cat(pooled, dim=-1)
 
     def forward(

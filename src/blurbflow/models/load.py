@@ -6,6 +6,8 @@ through torch's weights_only loader (transformers 5.23 `modeling_utils.load_stat
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 from blurbflow.tasks import TaskSpec
@@ -25,26 +27,189 @@ def add_entity_markers(tokenizer) -> dict[str, int]:
     return {m: tokenizer.convert_tokens_to_ids(m) for m in ENTITY_MARKERS}
 
 
+# A vocabulary whose share of word pieces with upper-case letters reaches this is cased: an
+# uncased vocabulary has none (its tokenizer lower-cases everything it sees).
+CASED_VOCAB_SHARE = 0.01
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def lowercases(tokenizer) -> bool:
+    """Whether the tokenizer lower-cases its input (its normalizer, else `do_lower_case`)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        normalizer = backend.normalizer
+        return normalizer is not None and normalizer.normalize_str("DNA IL") != "DNA IL"
+    return bool(getattr(tokenizer, "do_lower_case", False))
+
+
+def _set_lowercase(tokenizer, lower: bool) -> None:
+    from tokenizers import normalizers
+
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        raise ValueError(
+            f"{type(tokenizer).__name__} has no tokenizers backend whose casing can be set; "
+            "remove `cased` from the model's config entry"
+        )
+    normalizer = backend.normalizer
+    if isinstance(normalizer, normalizers.BertNormalizer):
+        normalizer.lowercase = lower
+    elif lower:
+        parts = [normalizer] if normalizer is not None else []
+        backend.normalizer = normalizers.Sequence([*parts, normalizers.Lowercase()])
+    elif isinstance(normalizer, normalizers.Lowercase):
+        backend.normalizer = normalizers.Sequence([])
+    elif isinstance(normalizer, normalizers.Sequence):
+        kept = [normalizer[i] for i in range(len(normalizer))]
+        backend.normalizer = normalizers.Sequence(
+            [n for n in kept if not isinstance(n, normalizers.Lowercase)]
+        )
+    if hasattr(tokenizer, "do_lower_case"):
+        tokenizer.do_lower_case = lower
+    if lowercases(tokenizer) != lower:
+        raise ValueError(f"could not make the tokenizer {'un' if lower else ''}cased")
+
+
+def _vocab_cased(source: str, tokenizer) -> str | None:
+    """Why the tokenizer of `source` should keep case although it lower-cases: it is built from
+    a bare vocab.txt (no tokenizer.json, no `do_lower_case` in tokenizer_config.json), whose
+    word pieces include upper case, e.g. dmis-lab/biobert-base-cased-v1.1. None otherwise."""
+    folder = Path(source)
+    if not folder.is_dir() or (folder / "tokenizer.json").exists():
+        return None
+    try:
+        settings = json.loads((folder / "tokenizer_config.json").read_text())
+    except (OSError, ValueError):
+        settings = {}
+    if "do_lower_case" in settings:
+        return None
+    pieces = [p for p in tokenizer.get_vocab() if not (p.startswith("[") and p.endswith("]"))]
+    upper = sum(any(c.isupper() for c in p) for p in pieces)
+    if pieces and upper / len(pieces) >= CASED_VOCAB_SHARE:
+        return f"{upper} of {len(pieces)} word pieces have upper case"
+    return None
+
+
+def _prefix_space(source: str, add_prefix_space: bool | None, trust_remote_code: bool):
+    if add_prefix_space is not None:
+        return add_prefix_space
+    from transformers import AutoConfig
+
+    # RoBERTa's byte-level BPE needs a prefix space to tokenize pre-split words.
+    config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code)
+    return True if config.model_type in ("roberta", "deberta") else None
+
+
 def load_tokenizer(
-    source: str,
+    source: str | Path,
     add_prefix_space: bool | None = None,
     entity_markers: bool = False,
     *,
     trust_remote_code: bool = False,
+    cased: bool | None = None,
 ):
-    """The tokenizer of `source` (a local folder or a hub id); `trust_remote_code` only when the
-    model's config says so (per-model key, default false)."""
-    from transformers import AutoConfig, AutoTokenizer
+    """The tokenizer of the model folder `source`. `cased`: keep case (True) or lower-case
+    (False) whatever the tokenizer files say; None: as they say, except that a bare cased
+    vocab.txt keeps case. `add_prefix_space` (byte-level BPE, RoBERTa): None = on for RoBERTa
+    and DeBERTa. `trust_remote_code` only when the model's config entry says so."""
+    from transformers import AutoTokenizer
 
-    if add_prefix_space is None:
-        # RoBERTa's byte-level BPE needs a prefix space to tokenize pre-split words.
-        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code)
-        add_prefix_space = config.model_type in ("roberta", "deberta")
-    kwargs = {"add_prefix_space": True} if add_prefix_space else {}
+    source = str(source)
+    prefix = _prefix_space(source, add_prefix_space, trust_remote_code)
+    kwargs = {} if prefix is None else {"add_prefix_space": prefix}
     tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
+    if prefix is not None and getattr(tokenizer, "add_prefix_space", prefix) != prefix:
+        raise ValueError(
+            f"{source}: {type(tokenizer).__name__} ignores add_prefix_space={prefix}; remove "
+            "add_prefix_space from the model's config entry"
+        )
+    because = "the tokenizer's own setting"
+    if cased is None and lowercases(tokenizer):
+        detected = _vocab_cased(source, tokenizer)
+        if detected:
+            cased, because = True, f"a cased vocabulary ({detected})"
+    elif cased is not None:
+        because = f"cased: {str(cased).lower()} in the model's config entry"
+    if cased is not None and lowercases(tokenizer) == cased:
+        _set_lowercase(tokenizer, not cased)
+    _log(
+        f"tokenizer {type(tokenizer).__name__} from {source}: {len(tokenizer)} tokens, "
+        f"{'lower-cases' if lowercases(tokenizer) else 'keeps case'} ({because})"
+        + ("" if prefix is None else f", add_prefix_space={prefix}")
+    )
     if entity_markers:
         add_entity_markers(tokenizer)
     return tokenizer
+
+
+def tokenizer_settings(options: dict) -> dict:
+    """`load_tokenizer` keyword arguments from a cell's (or model's) options."""
+    return {
+        "cased": options.get("cased"),
+        "add_prefix_space": options.get("add_prefix_space"),
+        "trust_remote_code": bool(options.get("trust_remote_code", False)),
+    }
+
+
+# Dropout fields per architecture family: BERT, RoBERTa, ELECTRA, DeBERTa, ALBERT use the first
+# two; DistilBERT and BART `dropout`/`attention_dropout`; T5 `dropout_rate`; GPT-2 the `*_pdrop`.
+DROPOUT_FIELDS = (
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "dropout",
+    "attention_dropout",
+    "dropout_rate",
+    "resid_pdrop",
+    "embd_pdrop",
+    "attn_pdrop",
+)
+
+
+def dropout_settings(source: str, dropout: float, trust_remote_code: bool = False) -> dict:
+    """The config fields that carry the encoder's dropout, all set to `dropout`; ValueError
+    when the architecture has none of them (the recipe's dropout would be silently ignored)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code)
+    present = config.to_dict()
+    fields = {name: dropout for name in DROPOUT_FIELDS if name in present}
+    if not fields:
+        raise ValueError(
+            f"{source}: dropout={dropout} reaches no field of its {type(config).__name__} "
+            f"(model_type {config.model_type!r}; known: {', '.join(DROPOUT_FIELDS)}); add the "
+            "architecture's dropout fields to blurbflow.models.load.DROPOUT_FIELDS"
+        )
+    return fields
+
+
+def check_loaded(model, info: dict, source: str) -> None:
+    """Only the task head (and a pooler some checkpoints do not ship) may be newly initialised:
+    a missing or mis-shaped encoder weight (e.g. a key prefix that does not match the config)
+    would fine-tune from random weights. ValueError listing the weights otherwise."""
+    prefix = getattr(model, "base_model_prefix", "") or ""
+    head_model = prefix and hasattr(model, prefix)  # keys of a *For* model start with prefix.
+
+    def encoder(key: str) -> bool:
+        if ".pooler." in f".{key}":
+            return False
+        return key.startswith(f"{prefix}.") if head_model else True
+
+    new = sorted(k for k in info.get("missing_keys", ()) if encoder(k))
+    new += sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ()))
+    if new:
+        unused = sorted(info.get("unexpected_keys", ()))
+        shown = ", ".join(new[:12]) + (f" … ({len(new)} in all)" if len(new) > 12 else "")
+        hint = (
+            f"; the checkpoint has unused weights such as {', '.join(unused[:3])}" if unused else ""
+        )
+        raise ValueError(
+            f"{source}: {len(new)} encoder weights are not in the checkpoint and would be "
+            f"trained from random values: {shown}{hint}. The weights do not match the model's "
+            "config.json (architecture or key prefix); fix the model folder or its config"
+        )
 
 
 def _weights_kwargs(source: str) -> dict:
@@ -83,7 +248,7 @@ def load_for_task(
 
     token_level = spec.type in ("ner", "pico")
     labels = list(spec.labels if labels is None else labels)
-    config_kwargs = {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    config_kwargs = dropout_settings(source, dropout, trust_remote_code)
     if spec.type == "sts":
         config_kwargs.update(num_labels=1, problem_type="regression")
     else:
@@ -96,9 +261,6 @@ def load_for_task(
             config_kwargs["problem_type"] = "multi_label_classification"
         elif not token_level:
             config_kwargs["problem_type"] = "single_label_classification"
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()  # the "newly initialised head" report is expected here
     config = AutoConfig.from_pretrained(
         source, trust_remote_code=trust_remote_code, **config_kwargs
     )
@@ -109,9 +271,14 @@ def load_for_task(
         auto = AutoModelForTokenClassification
     else:
         auto = AutoModelForSequenceClassification
-    model = auto.from_pretrained(
-        source, config=config, trust_remote_code=trust_remote_code, **_weights_kwargs(source)
+    model, info = auto.from_pretrained(
+        source,
+        config=config,
+        trust_remote_code=trust_remote_code,
+        output_loading_info=True,
+        **_weights_kwargs(source),
     )
+    check_loaded(model, info, source)
     if num_tokens is not None and num_tokens > model.get_input_embeddings().num_embeddings:
         model.resize_token_embeddings(num_tokens)
     if not custom:

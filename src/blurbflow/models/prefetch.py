@@ -1,19 +1,21 @@
-"""Prefetch hub models into a cache folder on a machine with internet (a login node), so that
-fine-tuning jobs on offline compute nodes load them from that cache (DESIGN §10).
+"""Where a job loads a model from, and the prefetch markers that say a hub model is cached.
 
-Only what a cell loads is downloaded: `config.json`, the tokenizer files, and one copy of the
-weights in the format transformers picks for a local folder (safetensors when the repo has them,
-else PyTorch `.bin`, which `models.load` reads only through torch's weights_only loader). TF,
-Flax, ONNX, msgpack and h5 files, training states and READMEs are never fetched."""
+Hub models are prefetched on a machine with internet (a login node) into the hub cache
+(`blurbflow.models.download`); jobs on offline compute nodes load them from there. A prefetch
+resolves the model's `revision` (branch, tag or commit) once to a commit and writes a marker
+`{cache}/.prefetched/{org}--{name}@{revision}.json` (commit, snapshot, files, bytes): keyed by
+what was fetched, never by a config's model name, so projects sharing a cache cannot mistake
+another model's marker for theirs. Every job then loads the snapshot of that commit
+(`model_folder`), never `main` when a revision is pinned. Nothing here deletes a marker: a marker
+whose snapshot lost files is repaired by `snakemake prefetch` (`download.repair_marker`)."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import quote
 
 CONFIG_FILE = "config.json"
 # Tokenizer files transformers reads from a folder; `.model` are sentencepiece protobufs.
@@ -28,14 +30,11 @@ TOKENIZER_FILES = (
 )
 # A vocabulary a tokenizer can be built from (one of them must be there).
 VOCABULARY_FILES = ("tokenizer.json", "vocab.txt", "vocab.json")
-# The weights, in transformers' order of preference for a local folder: (file, shard pattern).
-WEIGHTS = (
-    ("model.safetensors", None),
-    ("model.safetensors.index.json", re.compile(r"model-\d+-of-\d+\.safetensors")),
-    ("pytorch_model.bin", None),
-    ("pytorch_model.bin.index.json", re.compile(r"pytorch_model-\d+-of-\d+\.bin")),
-)
 FIX = "run `snakemake prefetch` on a machine with internet (a login node), then rerun"
+COMMIT = re.compile(r"[0-9a-f]{40}")
+# The model entry's keys that change what a cell computes, copied into its options when set
+# (absent otherwise, so cells of models that do not set them keep their params).
+SETTING_KEYS = ("revision", "cased", "add_prefix_space", "trust_remote_code")
 
 
 class ModelNotCached(ValueError):
@@ -49,99 +48,79 @@ class ModelNotCached(ValueError):
         )
 
 
-def _is_tokenizer_file(path: str) -> bool:
-    return path in TOKENIZER_FILES or ("/" not in path and path.endswith(".model"))
+def model_settings(name: str, entry: dict) -> dict:
+    """A config model entry as cell options: `model`, `model_source` (its path or hub id) and
+    the settings of `SETTING_KEYS` it sets (`trust_remote_code` only when true)."""
+    settings = {"model": name, "model_source": entry.get("path") or entry["hub_id"]}
+    for key in SETTING_KEYS:
+        if entry.get(key) is not None and (key != "trust_remote_code" or entry[key]):
+            settings[key] = entry[key]
+    return settings
 
 
-def select_files(repo_files: Iterable[str]) -> list[str]:
-    """The files of a repo that a cell needs (sorted): config, tokenizer, one set of weights.
-    ValueError when the repo lacks one of them (e.g. a TF/Flax-only repo)."""
-    files = set(repo_files)
-    problems = []
-    if CONFIG_FILE not in files:
-        problems.append(f"no {CONFIG_FILE}")
-    if not any(f in files for f in VOCABULARY_FILES) and not any(
-        "/" not in f and f.endswith(".model") for f in files
-    ):
-        problems.append(f"no tokenizer vocabulary (one of {', '.join(VOCABULARY_FILES)}, *.model)")
-    weights: list[str] = []
-    for name, shards in WEIGHTS:
-        if name in files:
-            weights = [name]
-            if shards is not None:
-                weights += [f for f in files if shards.fullmatch(f)]
-            break
-    if not weights:
-        problems.append(
-            "no PyTorch weights (model.safetensors, pytorch_model.bin or their sharded index)"
-        )
-    if problems:
-        shown = ", ".join(sorted(files)[:20]) + (" ..." if len(files) > 20 else "")
-        raise ValueError(f"{'; '.join(problems)} among the repo's files [{shown}]")
-    return sorted({CONFIG_FILE, *weights, *(f for f in files if _is_tokenizer_file(f))})
+def is_local(options: dict) -> bool:
+    """Whether the options' model is a local folder (a config `path`) rather than a hub id."""
+    source = str(options["model_source"])
+    hub_like = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source) and not source.startswith(".")
+    return Path(source).is_dir() or ("revision" not in options and not hub_like)
 
 
-def _patterns(files: list[str]) -> list[str]:
-    # allow_patterns are fnmatch patterns: escape the names so that each matches only itself.
-    return [glob.escape(f) for f in files]
+# ---------------------------------------------------------------- markers
+def marker_name(hub_id: str, revision: str | None = None) -> str:
+    """The marker's file stem: hub id and revision, as a single safe file name."""
+    repo = quote(hub_id.replace("/", "--"), safe="-_.")
+    return f"{repo}@{quote(revision or 'main', safe='-_.')}"
 
 
-def _missing_shards(folder: Path, files: list[str]) -> list[str]:
-    """Shards named by a sharded index that the folder lacks."""
+def marker_path(cache_dir: str | Path, hub_id: str, revision: str | None = None) -> Path:
+    return Path(cache_dir) / ".prefetched" / f"{marker_name(hub_id, revision)}.json"
+
+
+def read_marker(path: str | Path) -> dict | None:
+    try:
+        marker = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def snapshot_folder(cache_dir: str | Path, hub_id: str, commit: str) -> Path:
+    """A commit's snapshot in the hub cache (derived, not the path recorded at prefetch, so a
+    cache moved with the project still works)."""
+    return Path(cache_dir) / f"models--{hub_id.replace('/', '--')}" / "snapshots" / commit
+
+
+def snapshot_problem(marker: dict, cache_dir: str | Path) -> str | None:
+    """Why the marker's snapshot cannot be loaded (a file or weight shard missing), or None."""
+    try:
+        folder = snapshot_folder(cache_dir, marker["hub_id"], marker["commit"])
+        files = list(marker["files"])
+    except (KeyError, TypeError, AttributeError):
+        return "the marker is not a prefetch marker (no hub_id/commit/files)"
+    missing = [name for name in files if not (folder / name).is_file()]
+    if not missing:
+        missing = missing_shards(folder, files)
+    return f"{', '.join(missing[:5])} missing from {folder}" if missing else None
+
+
+def missing_shards(folder: Path, files: list[str]) -> list[str]:
+    """Shards named by a sharded weights index that the folder lacks."""
     missing = []
     for index in (f for f in files if f.endswith(".index.json")):
-        weight_map = json.loads((folder / index).read_text()).get("weight_map", {})
+        try:
+            weight_map = json.loads((folder / index).read_text()).get("weight_map", {})
+        except (OSError, ValueError):
+            return [index]
         missing += sorted({s for s in weight_map.values() if not (folder / s).is_file()})
     return missing
 
 
-def prefetch_model(
-    hub_id: str,
-    cache_dir: Path,
-    revision: str | None = None,
-    *,
-    endpoint: str | None = None,
-) -> dict:
-    """Download what a cell needs of `hub_id` into the hub cache `cache_dir` (the layout of
-    HF_HUB_CACHE); already cached files are not downloaded again. `endpoint` defaults to
-    HF_ENDPOINT (read by huggingface_hub at import). Returns a summary: hub_id, revision,
-    commit, snapshot folder, files, bytes, weights format."""
-    from huggingface_hub import HfApi, get_cached_repo_tree, snapshot_download
+# ---------------------------------------------------------------- the cache, offline
+def _patterns(files: list[str]) -> list[str]:
+    import glob
 
-    cache_dir = Path(cache_dir)
-
-    def download(files: list[str]) -> Path:
-        return Path(
-            snapshot_download(
-                repo_id=hub_id,
-                cache_dir=cache_dir,
-                revision=revision,
-                allow_patterns=_patterns(files),
-                endpoint=endpoint,
-            )
-        )
-
-    info = HfApi(endpoint=endpoint).model_info(hub_id, revision=revision)
-    files = select_files(s.rfilename for s in info.siblings or [])
-    folder = download(files)
-    if folder.name != info.sha:
-        # The branch moved between the listing and the download: choose again from the
-        # listing of the commit that was downloaded (cached by snapshot_download).
-        listed = get_cached_repo_tree(hub_id, revision=folder.name, cache_dir=cache_dir)
-        files = select_files(f.path for f in listed)
-        folder = download(files)
-    missing = [f for f in files if not (folder / f).is_file()] + _missing_shards(folder, files)
-    if missing:
-        raise RuntimeError(f"{hub_id}: the download left out {missing} in {folder}")
-    return {
-        "hub_id": hub_id,
-        "revision": revision or "main",
-        "commit": folder.name,
-        "snapshot": str(folder),
-        "files": files,
-        "bytes": sum(os.path.getsize(folder / f) for f in files),
-        "weights": "safetensors" if any(f.endswith(".safetensors") for f in files) else "bin",
-    }
+    # allow_patterns are fnmatch patterns: escape the names so that each matches only itself.
+    return [glob.escape(f) for f in files]
 
 
 def _relative_files(folder: Path) -> list[str]:
@@ -149,15 +128,17 @@ def _relative_files(folder: Path) -> list[str]:
 
 
 def cached_model_dir(name: str, hub_id: str, cache_dir: Path, revision: str | None = None) -> Path:
-    """The snapshot folder of `hub_id` in the hub cache `cache_dir` when it holds everything a
-    cell loads (config, tokenizer, all weights); never touches the network. `ModelNotCached`
-    (naming the config's model `name`, the hub id, the cache and the fix) otherwise."""
+    """The snapshot folder of `hub_id` at `revision` (a commit, or a branch/tag the cache has a
+    ref for) in the hub cache `cache_dir` when it holds everything a cell loads; never touches
+    the network. `ModelNotCached` (model `name`, hub id, cache, the fix) otherwise."""
     from huggingface_hub import get_cached_repo_tree, snapshot_download
     from huggingface_hub.errors import (
         CachedRepoTreeNotFoundError,
         IncompleteSnapshotError,
         LocalEntryNotFoundError,
     )
+
+    from blurbflow.models.download import select_files
 
     cache_dir = Path(cache_dir)
     try:
@@ -177,7 +158,7 @@ def cached_model_dir(name: str, hub_id: str, cache_dir: Path, revision: str | No
             )
         )
         files = select_files(_relative_files(folder))
-        missing = _missing_shards(folder, files)
+        missing = missing_shards(folder, files)
         if missing:
             raise ValueError(f"weight shards missing from {folder}: {missing}")
     except IncompleteSnapshotError as error:
@@ -191,49 +172,56 @@ def cached_model_dir(name: str, hub_id: str, cache_dir: Path, revision: str | No
     return folder
 
 
+def hub_cache() -> Path:
+    """The hub cache of this process (HF_HUB_CACHE; the workflow sets it for every job)."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def _snapshot(options: dict, cache_dir: Path) -> tuple[Path, str]:
+    """(snapshot folder, commit) of a hub model's options: the prefetch marker's commit, or
+    without a marker the cache's own ref of the revision (a cache filled by another tool)."""
+    name, hub_id, revision = options["model"], options["model_source"], options.get("revision")
+    marker = read_marker(marker_path(cache_dir, hub_id, revision))
+    if marker is not None:
+        problem = snapshot_problem(marker, cache_dir)
+        if problem:
+            raise ModelNotCached(name, hub_id, cache_dir, problem)
+        commit = str(marker["commit"])
+        return snapshot_folder(cache_dir, hub_id, commit), commit
+    folder = cached_model_dir(name, hub_id, cache_dir, revision)
+    return folder, folder.name
+
+
+def model_folder(options: dict) -> Path:
+    """The local folder a cell (and its tokenizer) loads from: a local model's `path`, or for a
+    hub model the snapshot of the commit its revision was resolved to at prefetch, in this
+    process's hub cache. `ModelNotCached` names the model and the fix when the cache lacks it;
+    FileNotFoundError when a local folder is gone."""
+    if is_local(options):
+        folder = Path(options["model_source"])
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"model {options['model']!r}: local folder {folder} does not exist (relative "
+                f"paths are read from the workflow's folder); fix models.{options['model']}.path "
+                "in the config or put the model there"
+            )
+        return folder.resolve()
+    return _snapshot(options, hub_cache())[0]
+
+
+def model_commit(options: dict) -> str | None:
+    """The hub commit a cell's model was loaded from (None for a local folder)."""
+    return None if is_local(options) else _snapshot(options, hub_cache())[1]
+
+
 def offline_env(cache_dir: Path) -> dict[str, str]:
     """Environment of a job that loads models from `cache_dir` only (no network at all)."""
     return {"HF_HUB_CACHE": str(Path(cache_dir).resolve()), "HF_HUB_OFFLINE": "1"}
 
 
-def local_source(name: str, spec: dict, cache_dir: Path) -> str:
-    """The folder a job loads the config's model `name` from: its `path`, or the snapshot of
-    its `hub_id` in the cache (`ModelNotCached` when the cache lacks it)."""
-    if spec.get("path"):
-        return str(spec["path"])
-    return str(cached_model_dir(name, spec["hub_id"], cache_dir, spec.get("revision")))
-
-
-def job_source(name: str, source: str) -> str:
-    """Where a job loads a model from: a local folder as it is; a hub id, in a job running
-    offline (HF_HUB_OFFLINE=1, as the workflow runs them), from its snapshot in HF_HUB_CACHE —
-    `ModelNotCached` names the model and the fix when `snakemake prefetch` did not fetch it."""
-    if Path(source).is_dir() or os.environ.get("HF_HUB_OFFLINE", "") not in ("1", "true", "yes"):
-        return source
-    from huggingface_hub import constants
-
-    return str(cached_model_dir(name, source, Path(constants.HF_HUB_CACHE)))
-
-
 def use_offline_cache(cache_dir: str | Path) -> None:
     """Make every process started from here (the workflow's jobs, local or on SLURM) load hub
-    models from `cache_dir` only (DESIGN §10: compute nodes are offline)."""
+    models from `cache_dir` only (compute nodes are offline)."""
     os.environ.update(offline_env(Path(cache_dir)))
-
-
-def drop_stale_markers(cache_dir: str | Path) -> list[str]:
-    """Remove prefetch markers whose snapshot is gone or lacks a file it listed, so that
-    Snakemake schedules `prefetch_model` again (the fix `ModelNotCached` advises). Cheap: one
-    small JSON per hub model and a stat per file."""
-    dropped = []
-    for marker in sorted(Path(cache_dir, ".prefetched").glob("*.json")):
-        try:
-            info = json.loads(marker.read_text())
-            snapshot = Path(info["snapshot"])
-            complete = all((snapshot / name).is_file() for name in info["files"])
-        except (OSError, ValueError, KeyError, TypeError):
-            complete = False
-        if not complete:
-            marker.unlink(missing_ok=True)
-            dropped.append(marker.stem)
-    return dropped

@@ -1,4 +1,4 @@
-"""The HTML report (DESIGN §8): one self-contained file — inline CSS and SVG, no network needed
+"""The HTML report: one self-contained file — inline CSS and SVG, no network needed
 to view it — built only from the cells frame, the studies and the provenance."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
+from blurbflow.report.curves import task_curves
 from blurbflow.results.aggregate import STATUSES
+from blurbflow.results.selection import shown_study
 from blurbflow.results.stats import baseline_tests, compute_spent, failure_rates
 from blurbflow.results.tables import (
     DIMS,
@@ -158,8 +160,9 @@ def _strip_plot(entries: list[dict], chance: float) -> dict | None:
     }
 
 
-def _seed_sections(selected: pd.DataFrame, study: dict) -> list[dict]:
-    """Per task: every (model, recipe) entry with every seed's test value or status."""
+def _seed_sections(selected: pd.DataFrame, study: dict, curves: dict) -> list[dict]:
+    """Per task: every (model, recipe) entry with every seed's test value or status, and the
+    per-epoch dev curves of `curves` (report.curves.task_curves)."""
     by_entry: dict[tuple, dict[int, object]] = {}
     for row in selected.itertuples(index=False):
         if not pd.isna(row.seed):
@@ -183,7 +186,8 @@ def _seed_sections(selected: pd.DataFrame, study: dict) -> list[dict]:
         chance = at_task["chance_test"].dropna()
         chance_value = float(chance.mean()) if len(chance) else math.nan
         sections.append({"task": task, "seeds": seeds, "entries": entries,
-                         "chance": chance_value, "plot": _strip_plot(entries, chance_value)})
+                         "chance": chance_value, "plot": _strip_plot(entries, chance_value),
+                         "curves": curves.get(task)})
     return sections
 
 
@@ -208,6 +212,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     study_layout(study)  # fail early with the study's name in the message
+    study = shown_study(study)  # a `choose` group is the one recipe it shows
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
     everything = light[in_study(light, study)]
     selected = study_cells(everything, study)  # hyperparameters selected once per study
@@ -221,7 +226,7 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "counts": status_counts(everything),
         "compute": compute_spent(everything, study),
         "failures": _records(failure_rates(everything, study, selected)),
-        "seed_sections": _seed_sections(selected, study),
+        "seed_sections": _seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),
     }
 

@@ -1,15 +1,21 @@
-"""Collect every cell's result.json into one frame, results/cells.parquet (DESIGN §8).
+"""Collect every cell's result.json into one frame, results/cells.parquet.
 
 A cell that never wrote its result is a row with status "missing" and one whose file cannot be
 read is "failed", so the tables and the report account for every cell the study asked for.
+`aggregate` verifies each finished cell first (blurbflow.results.verify, against the config's
+options and its job's manifest): one that does not verify is a `failed` row whose error starts
+with "rejected: " and says why — never a table number — and its job's manifest is removed so
+that the next run retrains it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 
@@ -80,8 +86,15 @@ def _row_from_result(result: dict) -> dict:
     return row
 
 
-def load_cell(path: str | os.PathLike) -> dict:
-    """One row for one cell's result.json, whatever state the file is in."""
+def load_cell(
+    path: str | os.PathLike,
+    options: dict | None = None,
+    manifest: dict | None = None,
+    rescore: bool = True,
+) -> dict:
+    """One row for one cell's result.json, whatever state the file is in. With the `options`
+    the config gives the cell, a finished result is verified first (with its job's `manifest`
+    when there is one) and a rejected one becomes a failed row saying why."""
     path = os.fspath(path)
     try:
         identity = identity_from_path(path)
@@ -90,12 +103,71 @@ def load_cell(path: str | os.PathLike) -> dict:
     base = {**identity, **_task_facts(identity["task"]), "path": path}
     try:
         with open(path, "rb") as handle:
-            result = json.loads(handle.read())
-        return {**base, **_row_from_result(result)}
+            raw = handle.read()
+        result = json.loads(raw)
+        row = {**base, **_row_from_result(result)}
     except FileNotFoundError:
         return {**base, "status": "missing", "error": f"no result at {path}"}
     except (OSError, ValueError, TypeError, KeyError) as error:
         return {**base, "status": "failed", "error": f"unreadable {path}: {error}"}
+    if options is not None and row["status"] in ("ok", "diverged"):
+        problem = _verify(path, raw, result, options, manifest, rescore)
+        if problem:  # counted as the cell of its folder, whatever the file claims
+            row.update(identity, **_task_facts(identity["task"]))
+            row.update(status="failed", error=f"{REJECTED}{problem}")
+    return row
+
+
+REJECTED = "rejected: "
+
+
+def _verify(path, raw: bytes, result: dict, options: dict, manifest, rescore: bool):
+    from blurbflow.results.verify import verify_result
+
+    identity, predictions = None, None
+    if manifest is not None:  # absent only in the report of a failed run
+        records = (manifest.get("files") or {}).get(str(options["seed"]))
+        if not isinstance(records, dict):
+            return "its job's manifest does not list this seed"
+        if hashlib.sha256(raw).hexdigest() != records.get("result.json", {}).get("sha256"):
+            return "result.json is not the file its job wrote (changed since)"
+        identity = manifest.get("identity") or {}
+        predictions = records.get("predictions.parquet", {}).get("sha256")
+    return verify_result(path, result, options, identity, predictions, rescore)
+
+
+def _read_manifest(job_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(job_dir, "seeds.json"), "rb") as handle:
+            manifest = json.loads(handle.read())
+        return manifest if isinstance(manifest, dict) else {}
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # unreadable: every seed is rejected, the job re-runs
+
+
+def aggregate(
+    config: dict, root: str | os.PathLike = ".", rescore: bool = True, drop: bool = True
+) -> pd.DataFrame:
+    """Every cell of the config's studies, verified (see the module's doc); with `drop`, the
+    manifest of each job with a rejected seed is removed so that the next run retrains it."""
+    from blurbflow.config import expand_cells
+
+    rows, manifests = [], {}
+    root = "" if os.fspath(root) == "." else os.fspath(root)  # keep paths as the rules write them
+    for folder, cell in expand_cells(config).items():
+        job = os.path.join(root, folder.rsplit("/", 1)[0])
+        if job not in manifests:
+            manifests[job] = _read_manifest(job)
+        path = os.path.join(root, folder, "result.json")
+        rows.append(load_cell(path, cell.options, manifests[job], rescore))
+    frame = normalise_types(pd.DataFrame(rows, columns=COLUMNS))
+    if drop:
+        rejected = frame.loc[frame["error"].fillna("").str.startswith(REJECTED), "path"]
+        for job in sorted({os.path.dirname(os.path.dirname(p)) for p in rejected}):
+            Path(job, "seeds.json").unlink(missing_ok=True)
+    return frame
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:

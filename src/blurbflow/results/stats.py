@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from blurbflow.results.selection import recipe_members, shown_study
 from blurbflow.results.tables import in_study, ordered_tasks, seed_scores, study_cells
 
 TEST_COLUMNS = [
@@ -93,7 +94,9 @@ def baseline_tests(
 ) -> pd.DataFrame:
     """Each recipe against the study's baseline recipe, per (model, task): means and sample stds
     of the ok seeds' test scores, their difference, Welch's t-test p-value, its Holm-adjusted
-    value over the study's comparisons, and the Mann–Whitney U p-value (see the module doc)."""
+    value over the study's comparisons, and the Mann–Whitney U p-value (see the module doc).
+    A `choose` group is compared as the one recipe its table shows."""
+    study = shown_study(study)
     baseline = study.get("baseline")
     if not baseline or baseline not in study["recipes"] or len(study["recipes"]) < 2:
         return pd.DataFrame(columns=TEST_COLUMNS)
@@ -146,13 +149,15 @@ def failure_rates(
 ) -> pd.DataFrame:
     """Per recipe: the failure rate (% of finished runs that diverged or collapsed) at the
     hyperparameters the table reports, and over every run of the grid (`*_all`); plus the cells
-    that crashed or never ran (left out of the rate)."""
+    that crashed or never ran (left out of the rate). A `choose` label's `*_all` counts every
+    run of its group."""
+    study = shown_study(study)
     everything = cells[in_study(cells, study)]
     selected = study_cells(cells, study) if selected is None else selected
     rows = []
     for recipe in study["recipes"]:
         at_selected = _failure_counts(selected[selected["recipe"] == recipe])
-        all_runs = everything[everything["recipe"] == recipe]
+        all_runs = everything[everything["recipe"].isin(recipe_members(study, recipe))]
         overall = _failure_counts(all_runs)
         rows.append({
             "recipe": recipe, **at_selected,

@@ -14,6 +14,13 @@ import pandas as pd
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import BLURB_TYPES, blurb_label, blurb_score, types_present
 from blurbflow.results.aggregate import select_hparams
+from blurbflow.results.selection import (
+    choose_recipes,
+    run_recipes,
+    scope_mask,
+    select_on_reference,
+    shown_study,
+)
 from blurbflow.tasks.registry import get_task
 
 DIMS = ("model", "task", "recipe")
@@ -22,7 +29,9 @@ BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
 
 def study_layout(study: dict) -> tuple[str, list[str]]:
-    """(rows dimension, column dimensions); every dimension with several values must be shown."""
+    """(rows dimension, column dimensions); every dimension with several values must be shown
+    (a `choose` group counts as the one recipe it shows)."""
+    study = shown_study(study)
     missing = [f"{d}s" for d in DIMS if not study.get(f"{d}s")]
     if missing:
         raise ValueError(f"study needs a non-empty list of {', '.join(missing)}")
@@ -66,11 +75,13 @@ def study_seeds(study: dict, task: str | None = None) -> list[int] | None:
 
 
 def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
-    """Mask of the study's cells (every status and hyperparameters)."""
+    """Mask of the study's cells (every status and hyperparameters; every recipe of a `choose`
+    group, each only where its `recipe_scope` runs it)."""
     keep = (
         cells["model"].isin(study["models"])
         & cells["task"].isin(study["tasks"])
-        & cells["recipe"].isin(study["recipes"])
+        & cells["recipe"].isin(run_recipes(study))
+        & scope_mask(cells, study)
     )
     seeds = study.get("seeds")
     if isinstance(seeds, dict):
@@ -93,9 +104,14 @@ STUDY_COLUMNS = [
 
 def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     """The study's cells (every status), at the hyperparameters selected on dev over the
-    study's seeds; only the STUDY_COLUMNS that `cells` has."""
+    study's seeds (on its `reference_models` when it names them), each `choose` group reduced
+    to its recipe best on dev (see `results.selection`); only the STUDY_COLUMNS that `cells`
+    has (and `chosen` with groups)."""
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
-    return select_hparams(light[in_study(light, study)])
+    light = light[in_study(light, study)]
+    reference = study.get("reference_models")
+    selected = select_on_reference(light, reference) if reference else select_hparams(light)
+    return choose_recipes(selected, study)
 
 
 def compared_dimension(study: dict) -> str | None:
@@ -173,6 +189,7 @@ def study_table(
     """The study's table: index = row labels, columns = (column label, stat) with stats
     mean, std, median, n (seeds ok) and best (see `compared_dimension`). `selected`: the
     study's cells already through `study_cells`, when the caller has them."""
+    study = shown_study(study)
     rows_dim, column_dims = study_layout(study)
     order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
     order["task"] = ordered_tasks(order["task"])
@@ -208,11 +225,23 @@ def study_table(
     )
     table = _typed(table, column_labels)
     table.attrs.update({
+        "chosen": chosen_recipes(selected, rows_dim, column_dims),
         "study": name, "title": study.get("title", name), "rows": rows_dim,
         "columns": column_dims, "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
         "best_rule": best_rule(study),
     })
     return table
+
+
+def chosen_recipes(selected: pd.DataFrame, rows_dim: str, column_dims: list[str]) -> dict:
+    """(row, column label) → the recipe a `choose` group picked there ('' when none)."""
+    if "chosen" not in selected.columns:
+        return {}
+    picked = selected.dropna(subset=["chosen"]).drop_duplicates(list(DIMS))
+    return {
+        (row[rows_dim], _label([row[d] for d in column_dims])): row["chosen"]
+        for row in picked.to_dict("records")
+    }
 
 
 def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:
@@ -279,19 +308,24 @@ def format_entry(mean: float, std: float, n: int, digits: int = 1, diverged: int
 
 
 def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
-    """(row, column label) → {stat: value}, read in one pass (`.loc` per entry is slow)."""
+    """(row, column label) → {stat: value, and `chosen`: the recipe a `choose` group picked
+    or ''}, read in one pass (`.loc` per entry is slow)."""
     columns = {column: table[column].tolist() for column in table.columns}
+    chosen = table.attrs.get("chosen") or {}
     return {
-        (row, label): {stat: columns[(label, stat)][i] for stat in STATS}
+        (row, label): {**{stat: columns[(label, stat)][i] for stat in STATS},
+                       "chosen": chosen.get((row, label), "")}
         for i, row in enumerate(table.index) for label in column_labels(table)
     }
 
 
 def entry_text(entry: dict) -> str:
-    """format_entry of one `table_entries` entry."""
-    return format_entry(
+    """format_entry of one `table_entries` entry, then `via {recipe}` where a `choose` group
+    picked that recipe on dev."""
+    text = format_entry(
         entry["mean"], entry["std"], int(entry["n"]), diverged=int(entry["diverged"])
     )
+    return f"{text} via {entry['chosen']}" if entry.get("chosen") else text
 
 
 def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> pd.DataFrame:
@@ -419,6 +453,7 @@ def blurb_overview(
     (model, recipe) entry, one column per task type (the mean over that type's tasks of the
     per-task mean over seeds), then the BLURB score (the mean of the type columns) and `n`,
     the fewest ok seeds behind any task. Empty when the study has one task type."""
+    study = shown_study(study)
     types = types_present(study["tasks"])
     if len(types) < 2:
         return pd.DataFrame()

@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from blurbflow.identity import file_sha256
 from blurbflow.io import write_json_atomic, write_parquet_atomic
-from blurbflow.models.prefetch import job_source
+from blurbflow.models.prefetch import model_commit, model_folder
 from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train import faults, tagging
 from blurbflow.train.encode import IGNORE, load_encoded, load_meta
@@ -101,6 +102,7 @@ def predict(
     scheme: str = "BIO",
     entities: bool = False,
     device=None,
+    precision: str | None = None,
 ) -> list:
     import torch
 
@@ -114,7 +116,7 @@ def predict(
             batch = make_batch(data, rows, pad_id, label_dtype, entities)
             batch.pop("labels")
             device = device or torch.device("cpu")
-            with autocast(device):
+            with autocast(device, precision):
                 logits = model(**to_device(batch, device)).logits.float().cpu()
             for i, value in zip(rows, decode(spec, logits, data, rows, scheme), strict=True):
                 predictions[i] = value
@@ -169,6 +171,11 @@ def check_encoded(meta: dict, spec: TaskSpec, options: dict, encoded_dir: Path) 
                 f"{name}={options.get(name)!r}; tokenize again for these options"
             )
     pooling = entity_pooling(spec, options)
+    if pooling == "entity_start" and options["re_input"] != "markers":
+        raise ValueError(
+            f"task {spec.name}: re_pooling='entity_start' reads the [E1]/[E2] marker tokens, so it "
+            f"needs re_input: markers (got {options['re_input']!r}); use re_pooling: max or cls"
+        )
     missing = sum(s.get("entities_not_found", 0) for s in meta.get("splits", {}).values())
     if pooling != "cls" and missing:
         raise ValueError(
@@ -211,7 +218,7 @@ def build_model_and_optimizer(
     from blurbflow.models.load import load_for_task
     from blurbflow.train.optim import AdamW, linear_schedule
 
-    source = job_source(options["model"], options["model_source"])
+    source = str(model_folder(options))
     options = with_defaults(options)
     labels = None
     if spec.type in ("ner", "pico"):
@@ -257,19 +264,26 @@ def cell_id(options: dict) -> str:
 
 
 def train_cell(
-    options: dict, encoded_dir: Path, data_dir: Path, result_path: Path, threads: int = 1
+    options: dict,
+    encoded_dir: Path,
+    data_dir: Path,
+    result_path: Path,
+    threads: int = 1,
+    identity: dict | None = None,
 ) -> dict:
-    """Run one cell end to end (resuming from its checkpoint if one exists); returns the result
-    written to result_path. Raises checkpoint.Preempted after saving when SIGTERM arrives."""
+    """Run one cell end to end (resuming from its checkpoint if one was written for the same
+    options and identity); returns the result written to result_path. `identity`: the job's
+    blurbflow.identity.cell_identity (computed here when None). Raises checkpoint.Preempted
+    after saving when SIGTERM arrives."""
     import torch
-    from tqdm import tqdm
 
     from blurbflow.config import options_json
     from blurbflow.metrics import chance_baseline, compute_metric
-    from blurbflow.models.load import load_tokenizer
-    from blurbflow.train import checkpoint
-    from blurbflow.train.batching import train_batches
-    from blurbflow.train.device import autocast, peak_memory_mb, select_device, to_device
+    from blurbflow.models.load import load_tokenizer, tokenizer_settings
+    from blurbflow.train import batching, checkpoint
+    from blurbflow.train.device import peak_memory_mb, select_device
+    from blurbflow.train.loop import Steps
+    from blurbflow.train.progress import Progress
 
     started, clock = datetime.now(UTC), time.monotonic()
     fault = faults.planned(cell_id(options))
@@ -306,9 +320,9 @@ def train_cell(
     pad_id, num_tokens = meta.get("pad_id"), None
     if pad_id is None or uses_markers(spec, settings):
         tokenizer = load_tokenizer(
-            job_source(options["model"], options["model_source"]),
+            model_folder(options),
             entity_markers=uses_markers(spec, settings),
-            trust_remote_code=bool(options.get("trust_remote_code", False)),
+            **tokenizer_settings(options),
         )
         pad_id = tokenizer.pad_token_id or 0
     if uses_markers(spec, settings):
@@ -329,7 +343,12 @@ def train_cell(
     cell_dir = Path(result_path).parent
     cell_dir.mkdir(parents=True, exist_ok=True)
     log_path = cell_dir / "train_log.jsonl"
-    key = options_json(options)
+    if identity is None:
+        from blurbflow.identity import cell_identity
+
+        identity = cell_identity(options, encoded_dir, data_dir)
+    # a checkpoint resumes only for the same options and the same model, tokens and data
+    key = options_json({"options": options, "identity": identity})
     shuffler = random.Random(int(options["seed"]))
     state = checkpoint.load(cell_dir, key, model, optimizer, scheduler, shuffler)
     resumed = state is not None
@@ -341,40 +360,39 @@ def train_cell(
     def save():
         checkpoint.save(cell_dir, key, state, model, optimizer, scheduler, shuffler)
 
+    per_epoch = math.ceil(len(train_data["input_ids"]) / int(options["batch_size"]))
+    done = (state.epoch - 1) * per_epoch + state.step
+    progress = Progress(cell_id(options), options["epochs"], per_epoch, done=done)
+    steps = Steps(model, optimizer, scheduler, device, settings, progress)
+
+    def make(rows):
+        return make_batch(train_data, rows, pad_id, label_dtype, entities)
+
     with checkpoint.SigtermFlag() as sigterm:
         while state.epoch <= options["epochs"]:
             t0 = time.monotonic()
             model.train()
             if state.batches is None:
-                state.batches = train_batches(
+                state.batches = batching.train_batches(
                     train_data["length"], int(options["batch_size"]), shuffler
                 )
-            todo = state.batches[state.step :]
-            for rows in tqdm(todo, desc=f"epoch {state.epoch}", mininterval=5, disable=None):
+            for rows in state.batches[state.step :]:
                 if sigterm.raised:
+                    steps.sync(state, force=True)
                     save()
                     raise checkpoint.Preempted(
                         f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
                         "the retry resumes from it"
                     )
-                batch = to_device(
-                    make_batch(train_data, rows, pad_id, label_dtype, entities), device
+                inject = functools.partial(
+                    faults.in_training, fault, state.epoch, state.step, resumed
                 )
-                with autocast(device):
-                    loss = model(**batch).loss
-                loss = faults.in_training(fault, state.epoch, state.step, resumed, loss)
-                if not torch.isfinite(loss):
-                    status, error = "diverged", f"loss became {loss.item()} at epoch {state.epoch}"
-                    break
-                loss.backward()
-                if options.get("max_grad_norm"):
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), options["max_grad_norm"])
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                state.losses.append(loss.item())
+                steps.step(train_data["length"], rows, make, inject)
                 state.step += 1
-            if status == "diverged":
+                if error := steps.sync(state):
+                    break
+            if error or (error := steps.sync(state, force=True)):
+                status = "diverged"
                 break
             preds = {
                 s: predict(
@@ -387,6 +405,7 @@ def train_cell(
                     scheme,
                     entities,
                     device,
+                    steps.precision,
                 )
                 for s in ("dev", "test")
             }
@@ -403,6 +422,7 @@ def train_cell(
             state.last_predictions = preds
             with log_path.open("a") as log:
                 log.write(json.dumps(record) + "\n")
+            progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
             state.epoch, state.step, state.batches, state.losses = state.epoch + 1, 0, None, []
             if state.epoch <= options["epochs"]:
                 save()
@@ -419,6 +439,8 @@ def train_cell(
         "task_type": spec.type,
         "metric": spec.metric,
         "options": options,
+        "identity": identity,
+        "model_commit": model_commit(options),
         "status": status,
         "error": error,
         "epochs": epochs,
@@ -436,6 +458,7 @@ def train_cell(
         else 0.0,
         "peak_memory_mb": peak_memory_mb(device),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "precision": steps.precision,  # what the GPU ran, for the `precision` asked
         **where_run(),
         "versions": _versions(),
         "git_commit": _git_commit(),
@@ -453,6 +476,7 @@ def train_cell(
         cell_dir / "predictions.parquet",
         pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]),
     )
+    result["predictions_sha256"] = file_sha256(cell_dir / "predictions.parquet")
     write_json_atomic(result_path, result)
     checkpoint.remove(cell_dir)
     return result

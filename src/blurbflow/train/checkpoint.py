@@ -3,11 +3,14 @@ timed-out SLURM job resumes on retry and ends with the metrics of an uninterrupt
 
 The checkpoint holds everything the loop's future depends on: weights, optimizer and schedule
 state, the torch RNG (dropout) and the batch shuffler, and, mid-epoch, the epoch's batch order
-and position. It is loaded with `weights_only=True` and only when the options are identical.
+and position. It is loaded with `weights_only=True` and only when its key — the cell's options
+and identity (model content, tokenized inputs, data) — is identical; otherwise it is discarded
+and the log says which part differed.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -81,7 +84,8 @@ def load(
             "delete it to train this cell afresh"
         ) from None
     if payload["options"] != options_json:
-        path.unlink()  # written for other options: start afresh
+        path.unlink()  # written for other options or another model/data: start afresh
+        print(f"{path}: discarded, {key_difference(payload['options'], options_json)}", flush=True)
         return None
     model.load_state_dict(payload["model"])
     optimizer.load_state_dict(payload["optimizer"])
@@ -92,6 +96,21 @@ def load(
     version, internal, gauss = payload["shuffler"]
     shuffler.setstate((version, tuple(internal), gauss))
     return LoopState(**payload["loop"])
+
+
+def key_difference(old: str, new: str) -> str:
+    """Which part of two checkpoint keys differs (options or a part of the identity)."""
+    try:
+        old_key, new_key = json.loads(old), json.loads(new)
+    except (TypeError, ValueError):
+        return "written by an older version"
+    if not isinstance(old_key, dict) or "identity" not in old_key:
+        return "written without an identity (an older version)"
+    if old_key.get("options") != new_key.get("options"):
+        return "written for other options"
+    parts = [p for p in ("model", "tokenized", "data")
+             if old_key["identity"].get(p) != new_key["identity"].get(p)]
+    return f"written for other {' and '.join(parts) or 'identity'} content"
 
 
 def remove(cell_dir: Path) -> None:

@@ -1,5 +1,13 @@
-"""Where a cell computes: CUDA when present (bf16 autocast where supported, TF32 matmuls), else
-the CPU in float32. CPU runs stay bit-for-bit reproducible; GPU runs trade that for speed."""
+"""Where and in what arithmetic a cell computes (recipe option `precision`).
+
+CUDA when present, else the CPU in float32 (CPU runs stay bit-for-bit reproducible). On a GPU:
+`bf16` autocasts to bfloat16 where the GPU does it natively (Ampere and later); elsewhere it falls
+back to float16 with a gradient scaler, as `fp16` always does (bfloat16 emulated on older GPUs is
+slower than float32). `fp32` is plain float32 with TF32 matmuls off, the arithmetic of the papers'
+V100-era float32 runs. `bf16` is the default: about twice float32's speed on current GPUs, and
+float32's exponent range, so there is no loss scaling and no float16 overflow that could pass for
+the fine-tuning instability the stability studies measure.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +16,59 @@ import resource
 
 import torch
 
+PRECISIONS = ("bf16", "fp16", "fp32")
+AUTOCAST = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
 
 def select_device() -> torch.device:
-    if torch.cuda.is_available():
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        return torch.device("cuda")
-    return torch.device("cpu")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def autocast(device: torch.device):
-    if device.type == "cuda" and torch.cuda.is_bf16_supported():
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+def choose_precision(requested: str, device: torch.device) -> str:
+    """The arithmetic a cell asking for `requested` gets on `device`."""
+    if requested not in PRECISIONS:
+        raise ValueError(f"precision: unknown {requested!r}; use one of {', '.join(PRECISIONS)}")
+    if device.type != "cuda" or requested == "fp32":
+        return "fp32"
+    if requested == "bf16" and torch.cuda.is_bf16_supported(including_emulation=False):
+        return "bf16"
+    return "fp16"
+
+
+def configure(device: torch.device, precision: str) -> None:
+    """TF32 matmuls for the float32 parts of mixed precision; off for true float32."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = precision != "fp32"
+        torch.backends.cudnn.allow_tf32 = precision != "fp32"
+
+
+def grad_scaler(precision: str):
+    """float16's loss scaler (gradients would underflow without it); None otherwise."""
+    return torch.amp.GradScaler("cuda") if precision == "fp16" else None
+
+
+def autocast(device: torch.device, precision: str | None = None):
+    precision = precision or choose_precision("bf16", device)
+    if device.type == "cuda" and precision in AUTOCAST:
+        return torch.autocast("cuda", dtype=AUTOCAST[precision])
     return contextlib.nullcontext()
+
+
+def backward(loss: torch.Tensor, scaler) -> None:
+    (scaler.scale(loss) if scaler is not None else loss).backward()
+
+
+def optimizer_step(model, optimizer, scaler, max_grad_norm: float | None) -> None:
+    """Clip (on unscaled gradients) and step; the scaler skips steps with inf/NaN gradients."""
+    if scaler is not None:
+        scaler.unscale_(optimizer)
+    if max_grad_norm:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    if scaler is not None:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
 
 
 def to_device(batch: dict, device: torch.device) -> dict:

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -222,7 +223,7 @@ def encode_task(
     """Write {train,dev,test}.parquet + meta.json to out_dir (built in a temp dir, then renamed).
     With re_input=markers the entity markers are added to `tokenizer` (deterministically, as
     `models.load.load_tokenizer(entity_markers=True)` does for the model)."""
-    from blurbflow.models.load import add_entity_markers
+    from blurbflow.models.load import add_entity_markers, lowercases
 
     out_dir = Path(out_dir)
     added = add_entity_markers(tokenizer) if spec.type == "re" and re_input == "markers" else {}
@@ -242,6 +243,7 @@ def encode_task(
             "inputs": inputs,
             "tokenizer": tokenizer.name_or_path,
             "vocab_size": len(tokenizer),
+            "lowercases": lowercases(tokenizer),
             "pad_id": tokenizer.pad_token_id or 0,
             "added_tokens": added,
             "splits": {},
@@ -249,7 +251,9 @@ def encode_task(
         if spec.type in ("ner", "pico"):
             meta["labels"] = list(tagging_schemes.scheme_labels(spec.type, spec.labels, tagging))
         for split in SPLITS:
+            clock = time.monotonic()
             frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet")
+            print(f"{spec.name} {split}: tokenizing {len(frame)} instances", flush=True)
             counts = {"entities_truncated": 0, "entities_not_found": 0}
             columns = _encode_frame(
                 frame,
@@ -269,6 +273,12 @@ def encode_task(
                 "truncated": int(sum(n >= max_length for n in lengths)),
                 **(counts if spec.type == "re" else {}),
             }
+            print(
+                f"{spec.name} {split}: {len(lengths)} instances, {sum(lengths)} tokens, "
+                f"{meta['splits'][split]['truncated']} truncated to {max_length}, "
+                f"{time.monotonic() - clock:.1f} s",
+                flush=True,
+            )
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -1,11 +1,14 @@
 """One Snakemake job: the seeds of one (model, task, recipe, hparams), each a cell with its own
 folder `seed{N}/` (result.json, predictions.parquet, checkpoint).
 
-A seed whose result.json already holds a finished run of exactly these options (status ok or
-diverged) is kept, not retrained: adding a seed to a study trains only that seed, and a job
-re-run after a failure trains only the seeds that failed or never finished. A seed that raises
-is recorded as `failed` with its error and the others still run; the job then fails (the
-manifest is not written) so the scheduler shows it and the next run retries it.
+A seed whose result.json verifies (blurbflow.results.verify: a finished run of exactly these
+options and this identity — model content, tokenized inputs, data checksums — with predictions
+that re-score to its test metric) is kept, not retrained: adding a seed trains only that seed,
+and a re-run after a failure trains only the seeds that failed or never finished. Any other seed
+is retrained and the log says why. A seed that raises is recorded as `failed` with its error and
+the others still run; the job then fails (the manifest is not written) so the scheduler shows it
+and the next run retries it. The manifest `seeds.json` records the identity and each seed's
+file digests, which the workflow checks when it is read (blurbflow.identity.stale_manifests).
 """
 
 from __future__ import annotations
@@ -17,24 +20,34 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from blurbflow.config import options_json
+from blurbflow.identity import cell_identity, seed_records
 from blurbflow.io import write_json_atomic
+from blurbflow.results.verify import FINISHED, verify_result
 from blurbflow.train import CellsFailed, Preempted
 
-FINISHED = ("ok", "diverged")
+__all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
 
 
-def finished_result(result_path: Path, options: dict) -> dict | None:
-    """The result at `result_path` if it finished a run of exactly `options`, else None."""
+def read_result(result_path: Path) -> tuple[dict | None, str | None]:
+    """The parsed result.json, or None and why not."""
     try:
-        result = json.loads(result_path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(result, dict) or result.get("status") not in FINISHED:
-        return None
-    same = options_json(result.get("options") or {}) == options_json(options)
-    return result if same else None
+        return json.loads(Path(result_path).read_text()), None
+    except FileNotFoundError:
+        return None, "no result.json"
+    except (OSError, ValueError) as error:
+        return None, f"unreadable result.json ({type(error).__name__})"
+
+
+def finished_result(
+    result_path: Path, options: dict, identity: dict | None = None
+) -> tuple[dict | None, str | None]:
+    """(result, None) if `result_path` verifies for a cell of `options` and `identity`, else
+    (None, why it is retrained)."""
+    result, problem = read_result(result_path)
+    if result is not None:
+        problem = verify_result(result_path, result, options, identity)
+    return (result, None) if problem is None else (None, problem)
 
 
 def failure_result(options: dict, error: BaseException) -> dict:
@@ -52,24 +65,32 @@ def failure_result(options: dict, error: BaseException) -> dict:
 
 
 def run_cell_job(
-    options: dict, seeds: list[int], encoded_dir: Path, data_dir: Path, manifest: Path,
+    options: dict,
+    seeds: list[int],
+    encoded_dir: Path,
+    data_dir: Path,
+    manifest: Path,
     threads: int = 1,
 ) -> dict[int, str]:
     """Run (or keep) every seed; write the manifest `seeds.json` only if none failed."""
     from blurbflow.train.cell import train_cell
 
+    identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
     errors = []
     for seed in seeds:
         cell = {**options, "seed": seed}
         result_path = Path(manifest).parent / f"seed{seed}" / "result.json"
-        kept = finished_result(result_path, cell)
+        kept, why = finished_result(result_path, cell, identity)
         if kept is not None:
             statuses[seed] = kept["status"]
             print(f"seed {seed}: kept ({kept['status']}, finished {kept.get('finished')})")
             continue
+        print(f"seed {seed}: training ({why})", flush=True)
         try:
-            statuses[seed] = train_cell(cell, encoded_dir, data_dir, result_path, threads)["status"]
+            statuses[seed] = train_cell(
+                cell, encoded_dir, data_dir, result_path, threads, identity=identity
+            )["status"]
         except Preempted:
             raise  # checkpoint saved: exit at once so the scheduler can requeue the job
         except Exception as error:  # one seed's crash must not cost the others
@@ -80,5 +101,12 @@ def run_cell_job(
         print(f"seed {seed}: {statuses[seed]}", flush=True)
     if errors:
         raise CellsFailed(f"{len(errors)} of {len(seeds)} seeds failed: " + "; ".join(errors))
-    write_json_atomic(manifest, {"seeds": {str(s): statuses[s] for s in seeds}})
+    write_json_atomic(
+        manifest,
+        {
+            "seeds": {str(s): statuses[s] for s in seeds},
+            "identity": identity,
+            "files": seed_records(Path(manifest).parent, seeds),
+        },
+    )
     return statuses

@@ -1,4 +1,4 @@
-"""AdamW with switchable bias correction, and the linear warm-up/decay schedule (DESIGN §6).
+"""AdamW with switchable bias correction, and the linear warm-up/decay schedule.
 
 torch's AdamW always corrects the moment estimates; the original BERT optimizer did not, which
 Tinn et al. show destabilises small-data fine-tuning. One step here is
@@ -63,11 +63,13 @@ class AdamW(torch.optim.Optimizer):
 
 
 def linear_schedule(optimizer, total_steps: int, warmup_ratio: float):
+    """BERT's schedule, as transformers' `get_linear_schedule_with_warmup`: the rate rises from 0
+    at the first step to the peak over `warmup` steps, then falls linearly to 0."""
     warmup = int(math.floor(total_steps * warmup_ratio))
 
     def factor(step: int) -> float:
         if step < warmup:
-            return (step + 1) / (warmup + 1)
+            return step / warmup
         return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

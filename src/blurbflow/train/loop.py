@@ -1,0 +1,77 @@
+"""The optimizer steps of a cell's training loop: one batch = its micro-batches' forward and
+backward passes (train/batching.py) in the cell's precision (train/device.py), then clipping and
+the optimizer and schedule steps.
+
+Step losses stay on the device until `sync`, which brings them to the host in one transfer every
+CHECK_STEPS steps, when a progress line is due and at the end of an epoch: a `.item()` per step
+would stall the GPU queue every step. A non-finite loss still ends the cell as diverged, found at
+the next sync (at most CHECK_STEPS steps late; the weights are garbage by then either way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from blurbflow.train import batching
+from blurbflow.train import device as devices
+from blurbflow.train.progress import Progress
+
+CHECK_STEPS = 50
+
+
+class Steps:
+    def __init__(self, model, optimizer, scheduler, device, settings: dict, progress: Progress):
+        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.device, self.progress = device, progress
+        self.precision = devices.choose_precision(settings["precision"], device)
+        devices.configure(device, self.precision)
+        self.scaler = devices.grad_scaler(self.precision)
+        self.batching, self.max_grad_norm = settings["batching"], settings.get("max_grad_norm")
+        self.pending: list[torch.Tensor] = []
+
+    def step(
+        self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
+    ) -> None:
+        """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
+        replace the first micro-batch's loss (fault injection)."""
+        parts = [make(p) for p in batching.micro_batches(lengths, rows, self.batching)]
+        total = None
+        for weight, part in zip(batching.label_weights(parts), parts, strict=True):
+            if not weight:
+                continue  # nothing labelled in it: no loss to learn from (and 0/0 = NaN)
+            with devices.autocast(self.device, self.precision):
+                loss = self.model(**devices.to_device(part, self.device)).loss
+            if total is None:
+                loss = first_loss(loss)
+            loss = loss.float() * weight
+            devices.backward(loss, self.scaler)
+            total = loss.detach() if total is None else total + loss.detach()
+        devices.optimizer_step(self.model, self.optimizer, self.scaler, self.max_grad_norm)
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if total is not None:
+            self.pending.append(total)
+        self.progress.update(samples=len(rows))
+
+    @property
+    def lr(self) -> float:
+        return max(group["lr"] for group in self.optimizer.param_groups)
+
+    def sync(self, state, force: bool = False) -> str | None:
+        """Bring pending losses into `state.losses` when due (or `force`), write a progress line
+        when one is due; returns the divergence error, or None."""
+        if not (force or len(self.pending) >= CHECK_STEPS or self.progress.due()):
+            return None
+        values = torch.stack(self.pending).tolist() if self.pending else []
+        self.pending = []
+        state.losses.extend(values)
+        self.progress.update(losses=values)
+        bad = next((v for v in values if not math.isfinite(v)), None)
+        if bad is not None:
+            return f"loss became {bad} at epoch {state.epoch} (by step {state.step})"
+        if self.progress.due():
+            self.progress.line(state.epoch, state.step, self.lr)
+        return None

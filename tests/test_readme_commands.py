@@ -1,0 +1,139 @@
+"""Every command in the README's fenced ```bash blocks, typed as printed, on a copy of the
+workflow whose `.venv` is this one: PATH without the venv's bin, PYTHONPATH unset, nothing
+activated (issue 11). Each command is run, dry-run (`-n`) where it would train, submit or reach
+the internet, or skipped with its reason; a README command missing from PLAN fails the test."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from test_data_download import ENTITY_MENTIONS, INSTANCES, MIRROR, mirror_url  # noqa: F401
+
+from workflow_helpers import REPO, _env, copy_workflow, planned_jobs
+
+DEMO_MIRROR = "http://127.0.0.1:8000"  # the README's example; the loopback mirror replaces it
+
+
+@dataclass(frozen=True)
+class Plan:
+    how: str  # "run", "dry" (adds -n after the snakemake executable) or "skip"
+    why: str = ""
+
+
+PLAN = {
+    "make demo": Plan("skip", "the ~7 min demo; tests/conftest.py `demo` runs its snakemake call"),
+    "make test": Plan("skip", "the test suite itself"),
+    ".venv/bin/snakemake prefetch": Plan("dry", "downloads hub weights"),
+    ".venv/bin/snakemake all": Plan("dry", "trains every cell of config.yaml"),
+    ".venv/bin/snakemake --configfile my.yaml -n all": Plan("run"),
+    ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),
+    f".venv/bin/snakemake data --cores 2 --config mirror={DEMO_MIRROR}": Plan("run"),
+    ".venv/bin/snakemake --profile slurm all": Plan("dry", "submits to SLURM"),
+}
+
+
+def readme_commands() -> list[str]:
+    """The commands of the README's ```bash blocks, comments dropped, in order, once each."""
+    text = (REPO / "README.md").read_text()
+    commands: list[str] = []
+    for block in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words and (command := shlex.join(words)) not in commands:
+                commands.append(command)
+    return commands
+
+
+COMMANDS = readme_commands()
+
+
+def test_every_readme_command_is_planned():
+    assert COMMANDS, "no ```bash block in README.md"
+    unplanned = [c for c in COMMANDS if c not in PLAN]
+    assert not unplanned, f"README commands this test neither runs nor skips: {unplanned}"
+    gone = set(PLAN) - set(COMMANDS)
+    assert not gone, f"planned but gone from README: {gone}"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """The workflow as a fresh clone has it after `make setup` (this venv), plus my.yaml."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("readme"))
+    (workdir / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    shutil.copy(workdir / "config/demo.yaml", workdir / "my.yaml")
+    return workdir
+
+
+def run_as_typed(workdir: Path, command: str) -> subprocess.CompletedProcess:
+    env = _env()
+    venv_bin = Path(sys.executable).parent.resolve()
+    assert all(Path(p).resolve() != venv_bin for p in env["PATH"].split(os.pathsep) if p)
+    assert "PYTHONPATH" not in env
+    return subprocess.run(
+        ["bash", "-c", command], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def as_run(command: str) -> str:
+    if PLAN[command].how == "dry":
+        head, _, rest = command.partition(" ")
+        return f"{head} -n {rest}"
+    return command
+
+
+@pytest.mark.parametrize(
+    "command", [c for c in COMMANDS if c in PLAN and PLAN[c].how != "skip" and "mirror=" not in c]
+)
+def test_command_works_as_typed(clone, command):
+    run = run_as_typed(clone, as_run(command))
+    assert run.returncode == 0, f"{as_run(command)}\n{run.stderr[-3000:]}"
+    assert "This was a dry-run" in run.stdout + run.stderr
+
+
+@pytest.fixture(scope="module")
+def mirror_data_run(clone, mirror_url):  # noqa: F811
+    (command,) = [c for c in COMMANDS if "mirror=" in c]
+    return run_as_typed(clone, command.replace(DEMO_MIRROR, mirror_url))
+
+
+@pytest.mark.mirror
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"{MIRROR} is absent: no real BLURB files here")
+def test_data_from_the_mirror_prepares_every_mirrored_task(clone, mirror_data_run):
+    log = mirror_data_run.stdout + mirror_data_run.stderr
+    for task in sorted({**INSTANCES, **ENTITY_MENTIONS}):
+        assert (clone / f"resources/data/{task}/stats.json").is_file(), (task, log[-3000:])
+    # config.yaml also names EBM-NLP and BioASQ, absent from the mirror: only they may fail
+    failed = set(re.findall(r"Error in rule \w+:.*?output: (\S+)", log, re.S))
+    assert failed <= {"resources/raw/ebmnlp", "resources/raw/bioasq"}, failed
+    assert mirror_data_run.returncode == (1 if failed else 0), log[-3000:]
+
+
+@pytest.mark.mirror
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"{MIRROR} is absent: no real BLURB files here")
+def test_a_moved_clone_re_runs_nothing(clone, mirror_data_run, mirror_url):  # noqa: F811
+    """The rules' command holds the interpreter's path; Snakemake's code trigger must not see it."""
+    moved = clone.with_name(clone.name + "-moved")
+    clone.rename(moved)
+    try:  # the moved clone's own `.venv/bin/python`: another interpreter path than the first run's
+        run = subprocess.run(
+            [".venv/bin/python", "-m", "snakemake", "-n", "-p", "data", "--config",
+             f"mirror={mirror_url}"],
+            cwd=moved, env=_env(), capture_output=True, text=True, timeout=600,
+        )
+    finally:
+        moved.rename(clone)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-3000:]
+    planned = {out for outs in planned_jobs(log).values() for out in outs}
+    absent = {"resources/raw/ebmnlp", "resources/raw/bioasq", ""}  # "": the `data` target
+    absent |= {f"resources/data/{task}/train.parquet" for task in ("ebmpico", "bioasq")}
+    assert planned <= absent, planned
+    assert f"{moved}/.venv/bin/python -m blurbflow fetch" in log  # the new path, re-queuing nothing
