@@ -234,7 +234,7 @@ def test_aggregation_rejects_each_fault_and_the_workflow_requeues_its_job(clone,
     if fault != "deleted":
         forged["files"] = seed_records(clone / JOB, [1, 2])
     manifest.write_text(json.dumps(forged))
-    frame = aggregate(CONFIG, root=clone).set_index("seed")
+    frame = aggregate(CONFIG, root=clone, rescore=fault == "edited").set_index("seed")
     assert frame.loc[2, "status"] == "ok" and frame.loc[1, "status"] == "failed"
     assert frame.loc[1, "error"].startswith("rejected: ") and reason in frame.loc[1, "error"]
     assert not manifest.exists()  # the next run retrains that job
@@ -254,3 +254,13 @@ def test_the_verifier_accepts_a_finished_cell_and_rescoring_reproduces_its_test(
     frame = aggregate(config, root=finished, drop=False)
     assert set(frame["status"]) == {"failed"}
     assert frame["error"].str.contains("epochs 1 → 2").all()
+
+
+def test_without_a_manifest_aggregation_rescores_and_keeps_the_manifestless_job(clone):
+    """The partial report of a failed run: no manifest vouches for the files, so they are
+    re-scored; an edited test is caught, the untouched seed counts."""
+    (clone / JOB / "seeds.json").unlink()
+    _plant(clone / JOB / "seed1/result.json", test=12.5)
+    frame = aggregate(CONFIG, root=clone).set_index("seed")
+    assert frame.loc[1, "error"].startswith("rejected: test 12.5 but its predictions score")
+    assert frame.loc[2, "status"] == "ok"

@@ -128,7 +128,8 @@ def _config(args) -> dict:
 def _aggregate(args) -> None:
     from blurbflow.results.aggregate import aggregate, write_cells
 
-    frame = aggregate(_config(args))  # verified; rejected cells' jobs lose their manifest
+    # verified; rejected cells' jobs lose their manifest
+    frame = aggregate(_config(args), rescore=True if args.rescore else None)
     write_cells(frame, Path(args.out))
     print(frame["status"].value_counts().to_string())
 
@@ -259,6 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         if name == "aggregate":
             p.add_argument("--out", required=True)
+            p.add_argument(
+                "--rescore", action="store_true", help="re-score every cell's predictions"
+            )
         else:
             p.add_argument("--cells", required=True)
         if name == "tables":

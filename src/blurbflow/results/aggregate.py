@@ -6,6 +6,13 @@ read is "failed", so the tables and the report account for every cell the study 
 options and its job's manifest): one that does not verify is a `failed` row whose error starts
 with "rejected: " and says why — never a table number — and its job's manifest is removed so
 that the next run retrains it.
+
+Re-scoring: the sha256 of every result.json and predictions.parquet is checked against the
+manifest always, so the files are those the job wrote after computing (or, for a kept seed,
+re-scoring) the test metric from those very predictions. Re-scoring every cell again here costs
+hours at paper scale (seqeval on NER test sets: seconds per cell; benchmarks/verify_scale.py),
+so by default only cells without a manifest record (the partial report of a failed run) are
+re-scored; `rescore=True` (`blurbflow aggregate --rescore`) re-scores all of them.
 """
 
 from __future__ import annotations
@@ -90,7 +97,7 @@ def load_cell(
     path: str | os.PathLike,
     options: dict | None = None,
     manifest: dict | None = None,
-    rescore: bool = True,
+    rescore: bool | None = None,
 ) -> dict:
     """One row for one cell's result.json, whatever state the file is in. With the `options`
     the config gives the cell, a finished result is verified first (with its job's `manifest`
@@ -121,10 +128,12 @@ def load_cell(
 REJECTED = "rejected: "
 
 
-def _verify(path, raw: bytes, result: dict, options: dict, manifest, rescore: bool):
+def _verify(path, raw: bytes, result: dict, options: dict, manifest, rescore: bool | None):
     from blurbflow.results.verify import verify_result
 
     identity, predictions = None, None
+    if rescore is None:  # re-score only what no manifest vouches for
+        rescore = manifest is None
     if manifest is not None:  # absent only in the report of a failed run
         records = (manifest.get("files") or {}).get(str(options["seed"]))
         if not isinstance(records, dict):
@@ -148,7 +157,7 @@ def _read_manifest(job_dir: str) -> dict | None:
 
 
 def aggregate(
-    config: dict, root: str | os.PathLike = ".", rescore: bool = True, drop: bool = True
+    config: dict, root: str | os.PathLike = ".", rescore: bool | None = None, drop: bool = True
 ) -> pd.DataFrame:
     """Every cell of the config's studies, verified (see the module's doc); with `drop`, the
     manifest of each job with a rejected seed is removed so that the next run retrains it."""
