@@ -69,6 +69,15 @@ elif command == "tables":
 elif command == "prefetch":  # a marker whose (empty) snapshot is complete
     write(out)
     pathlib.Path(out).write_text(json.dumps({{"snapshot": ".", "files": []}}))
+elif command == "finetune":  # each seed's files, recorded in the manifest as a real job does
+    from blurbflow.identity import SEED_FILES, seed_records
+
+    seeds = value("--seeds").split(",")
+    for seed in seeds:
+        for name in SEED_FILES:
+            write(pathlib.Path(out).parent / f"seed{{seed}}" / name)
+    records = seed_records(pathlib.Path(out).parent, seeds)
+    pathlib.Path(out).write_text(json.dumps({{"files": records}}))
 elif pathlib.Path(out).suffix:
     write(out)
 else:
