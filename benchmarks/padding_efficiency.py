@@ -20,12 +20,13 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from blurbflow.models.load import load_tokenizer
 from blurbflow.tasks import get_task
-from blurbflow.train.batching import micro_batches, train_batches
+from blurbflow.train.batching import micro_batches, pass_cost, train_batches
 from blurbflow.train.encode import encode_task, load_encoded
 
 from common import MIRRORED_TASKS, WORK, minilm_path, parser, prepared
 
 OURS, RANDOM = "blurbflow bucketed", "random dynamic"
+PASS = pass_cost("cpu", 768)  # the split a BERT-base cell gets on the CPU (--pass-tokens)
 
 
 def chunk(order, size):
@@ -42,7 +43,9 @@ def megabatches(lengths, size, rng, k=2):
     return out
 
 
-def strategies(lengths: list[int], max_length: int, seed: int, size: int) -> dict:
+def strategies(
+    lengths: list[int], max_length: int, seed: int, size: int, pass_tokens: float = PASS
+) -> dict:
     """name -> (width override or 0, one epoch's batches, each a list of forward passes)."""
     rng = random.Random(seed)
     shuffled = list(range(len(lengths)))
@@ -65,7 +68,7 @@ def strategies(lengths: list[int], max_length: int, seed: int, size: int) -> dic
             0,
             [[b] for b in chunk(sorted(range(len(lengths)), key=lengths.__getitem__), size)],
         ),
-        OURS: (0, [micro_batches(lengths, b, "bucketed") for b in ours]),
+        OURS: (0, [micro_batches(lengths, b, "bucketed", pass_tokens=pass_tokens) for b in ours]),
     }
 
 
@@ -79,13 +82,15 @@ def mates_kept(first: list, second: list) -> float:
 def main() -> None:
     cli = parser(__doc__)
     cli.add_argument("--batch-size", type=int, default=32)
+    cli.add_argument("--pass-tokens", type=float, default=PASS, help="cost of a pass, in tokens")
     args = cli.parse_args()
     size = args.batch_size
     tokenizer = load_tokenizer(minilm_path())
     names = list(strategies([1], 1, 0, size))
     totals = {name: [0, 0] for name in names}
     print(
-        f"batch size {size}; per task: padding efficiency, then seed 1 vs seed 2 batch-mate overlap"
+        f"batch size {size}, pass cost {args.pass_tokens:g} tokens; per task: padding efficiency, "
+        "then seed 1 vs seed 2 batch-mate overlap"
     )
     print(
         f"{'task':12} {'train':>6} "
@@ -99,7 +104,9 @@ def main() -> None:
         if not (encoded / "meta.json").exists():
             encode_task(spec, prepared(task, args.mirror), tokenizer, spec.max_length, encoded)
         lengths = load_encoded(encoded, "train")["length"]
-        seed1, seed2 = (strategies(lengths, spec.max_length, s, size) for s in (1, 2))
+        seed1, seed2 = (
+            strategies(lengths, spec.max_length, s, size, args.pass_tokens) for s in (1, 2)
+        )
         row = []
         for name, (width, batches) in seed1.items():
             computed = sum(

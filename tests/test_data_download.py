@@ -114,6 +114,9 @@ def test_second_data_run_on_the_mirrored_tasks_does_nothing(data_run, mirror_url
         study["tasks"] = [t for t in study["tasks"] if t not in absent]
         if isinstance(study["seeds"], dict):
             study["seeds"] = {k: v for k, v in study["seeds"].items() if k not in absent}
+        for scope in (study.get("recipe_scope") or {}).values():
+            if "tasks" in scope:
+                scope["tasks"] = [t for t in scope["tasks"] if t not in absent]
     config["studies"] = {k: v for k, v in config["studies"].items() if v["tasks"]}
     (workdir / "config/mirrored.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(

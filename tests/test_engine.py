@@ -174,6 +174,18 @@ def test_micro_batches_split_a_batch_where_padding_is_least():
         micro_batches(lengths, rows, "sorted")
 
 
+def test_a_pass_costs_tokens_so_small_models_and_gpus_split_less():
+    from blurbflow.train.batching import pass_cost
+
+    assert pass_cost("cpu", 768) == 16 and pass_cost("cpu", 128) == 576
+    assert pass_cost("cuda", 768) == 2048
+    lengths = [10] * 8 + [40] * 8  # one pass: 16 × 40 = 640 tokens; two: 80 + 320 = 400
+    assert len(micro_batches(lengths, list(range(16)), pass_tokens=16)) == 2
+    assert len(micro_batches(lengths, list(range(16)), pass_tokens=576)) == 1  # 400 + 1152 > 640
+    long = [50] * 8 + [500] * 8  # 8000 tokens in one pass, 4400 in two: worth it even on a GPU
+    assert len(micro_batches(long, list(range(16)), pass_tokens=pass_cost("cuda", 768))) == 2
+
+
 @pytest.mark.parametrize("token_level", [False, True])
 def test_micro_batch_gradients_equal_the_whole_batch_gradient(token_level):
     from transformers import BertForTokenClassification
@@ -355,17 +367,26 @@ def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
     settings = {"precision": "bf16", "batching": "bucketed", "max_grad_norm": 1.0}
     steps = Steps(model, opt, linear_schedule(opt, 8, 0.0), torch.device("cpu"), settings, progress)
     assert steps.precision == "fp32" and steps.scaler is None
+    steps.pass_tokens = 0.0  # split every batch, as a wide model would
     data = {"input_ids": [[2, 5, 6, 3], [2, 7, 3], [2, 8, 9, 10, 11, 3]], "label": [0, 1, 1]}
     data["length"] = [len(x) for x in data["input_ids"]]
 
     def make(rows):
         return collate(data, rows, 0, torch.long)
 
+    calls = []
+    make_one = make
+
+    def make(rows):
+        calls.append(rows)
+        return make_one(rows)
+
     state = LoopState()
     for _ in range(3):
         steps.step(data["length"], [0, 1, 2], make, lambda loss: loss)
         assert steps.sync(state) is None
     assert state.losses == [] and len(steps.pending) == 3 < CHECK_STEPS and lines == []
+    assert calls[:3] == [[1], [0], [2]]  # each batch ran as 3 length-sorted micro-batches
     assert steps.sync(state, force=True) is None
     assert len(state.losses) == 3 and all(math.isfinite(v) for v in state.losses)
     steps.step(data["length"], [0, 1, 2], make, lambda loss: loss * float("nan"))

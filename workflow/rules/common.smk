@@ -156,19 +156,17 @@ SLURM_GPU = {**SLURM_CPU}
 if _SLURM.get("gpu_partition"):
     SLURM_GPU["slurm_partition"] = _SLURM["gpu_partition"]
 
-# Software of every rule (used with --software-deployment-method conda). Its pip section installs
+# Software of every rule, only with --software-deployment-method conda (otherwise None: Snakemake
+# would resolve the env file of every job, seconds on a paper-scale DAG). Its pip section installs
 # `-e ${BLURBFLOW_ROOT}` (pip expands the variable), as the env file is read from a copy elsewhere.
-BLURBFLOW_ENV = "../../envs/blurbflow.yaml"
+USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+BLURBFLOW_ENV = "../../envs/blurbflow.yaml" if USE_CONDA else None
 os.environ["BLURBFLOW_ROOT"] = str(Path(workflow.basedir).resolve())
 # The CLI, from the interpreter running Snakemake (never the caller's PATH); inside a conda env,
 # that env's python. Rules write `{BLURBFLOW}` in their shell template, expanded per job, so the
 # template Snakemake's `code` rerun trigger compares holds no path: moving the clone re-runs nothing.
 BLURBFLOW_HOST = f"{shlex.quote(sys.executable)} -m blurbflow"
-BLURBFLOW = (
-    "python -m blurbflow"
-    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
-    else BLURBFLOW_HOST
-)
+BLURBFLOW = "python -m blurbflow" if USE_CONDA else BLURBFLOW_HOST
 
 
 def report_requested():

@@ -6,9 +6,10 @@ length would make batch-mates nearly the same for every seed (sorting, even with
 megabatches, pairs examples by length: 72-88% of BIOSSES batch-mate pairs recur across seeds), and
 Tinn et al.'s stability studies measure exactly that seed-to-seed variance. Padding is saved
 instead inside each batch: with `batching: bucketed` a batch is run as up to MICRO_BATCHES
-length-sorted micro-batches, split where the padded token count is least, their gradients summed
-with weights that give the whole batch's mean loss (see `label_weights`); the optimizer step is the
-batch's. `batching: random` runs each batch as one padded forward pass.
+length-sorted micro-batches, split where padded tokens plus a per-pass cost are least (a pass
+costs more than its tokens: `pass_cost`), their gradients summed with weights that give the whole
+batch's mean loss (see `label_weights`); the optimizer step is the batch's. `batching: random`
+runs each batch as one padded forward pass.
 benchmarks/padding_efficiency.py measures both figures on the real BLURB train sets.
 """
 
@@ -21,7 +22,17 @@ import torch
 from blurbflow.train.encode import IGNORE
 
 BATCHINGS = ("bucketed", "random")
-MICRO_BATCHES = 8  # 11 BLURB train sets, batch 32: 0.956 of computed tokens are real (1: 0.418)
+MICRO_BATCHES = 8  # 11 BLURB sets, batch 32, BERT-base on CPU: 0.954 of tokens real (1 pass: 0.418)
+GPU_PASS_TOKENS = 2048  # below a few thousand tokens a GPU pass is launch-bound, not token-bound
+
+
+def pass_cost(device_type: str, hidden_size: int) -> float:
+    """What one more forward/backward pass costs, in padded tokens: on the CPU its fixed overhead
+    against a token's work, which shrinks with the model's width² (BERT-base: 16 tokens; the
+    128-wide demo model: 576, where splitting short batches would cost more than it saves)."""
+    if device_type == "cuda":
+        return float(GPU_PASS_TOKENS)
+    return 16.0 * (768 / max(int(hidden_size), 1)) ** 2
 
 
 def train_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -32,10 +43,15 @@ def train_batches(lengths: list[int], batch_size: int, rng: random.Random) -> li
 
 
 def micro_batches(
-    lengths: list[int], rows: list[int], batching: str = "bucketed", parts: int = MICRO_BATCHES
+    lengths: list[int],
+    rows: list[int],
+    batching: str = "bucketed",
+    parts: int = MICRO_BATCHES,
+    pass_tokens: float = 0.0,
 ) -> list[list[int]]:
     """The forward passes that compute one batch: the batch itself (`random`), or its rows sorted
-    by length and cut into at most `parts` runs so that Σ rows × longest is least (`bucketed`)."""
+    by length and cut into at most `parts` runs so that Σ rows × longest + `pass_tokens` × runs
+    is least (`bucketed`)."""
     if batching not in BATCHINGS:
         raise ValueError(f"batching: unknown {batching!r}; use one of {', '.join(BATCHINGS)}")
     if batching == "random" or len(rows) <= 1:
@@ -52,7 +68,7 @@ def micro_batches(
             cost[g][j], cut[g][j] = min(
                 (cost[g - 1][i] + (j - i) * size[j - 1], i) for i in range(g - 1, j)
             )
-    g = min(range(1, parts + 1), key=lambda k: (cost[k][n], k))
+    g = min(range(1, parts + 1), key=lambda k: (cost[k][n] + pass_tokens * k, k))
     out, j = [], n
     while g:
         i = cut[g][j]

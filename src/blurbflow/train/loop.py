@@ -31,13 +31,16 @@ class Steps:
         self.scaler = devices.grad_scaler(self.precision)
         self.batching, self.max_grad_norm = settings["batching"], settings.get("max_grad_norm")
         self.pending: list[torch.Tensor] = []
+        hidden = int(getattr(model.config, "hidden_size", 768))
+        self.pass_tokens = batching.pass_cost(device.type, hidden)
 
     def step(
         self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
     ) -> None:
         """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
         replace the first micro-batch's loss (fault injection)."""
-        parts = [make(p) for p in batching.micro_batches(lengths, rows, self.batching)]
+        split = batching.micro_batches(lengths, rows, self.batching, pass_tokens=self.pass_tokens)
+        parts = [make(p) for p in split]
         total = None
         for weight, part in zip(batching.label_weights(parts), parts, strict=True):
             if not weight:
