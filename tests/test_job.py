@@ -97,7 +97,8 @@ def test_other_options_identity_or_a_failure_are_trained_again_saying_why(
 def test_unreadable_or_missing_results_are_trained_again(tmp_path):
     assert finished_result(tmp_path / "none.json", {}) == (None, "no result.json")
     (tmp_path / "bad.json").write_text('{"status": "ok", "opt')  # a torn write
-    assert finished_result(tmp_path / "bad.json", {})[1] == "unreadable result.json (JSONDecodeError)"
+    why = finished_result(tmp_path / "bad.json", {})[1]
+    assert why == "unreadable result.json (JSONDecodeError)"
 
 
 def test_fault_plans_match_cells_by_pattern():

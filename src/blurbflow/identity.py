@@ -133,10 +133,11 @@ def record_matches(path: str | os.PathLike, record: dict) -> bool:
     return file_sha256(path) == record.get("sha256")
 
 
-def stale_manifests(manifests: Iterable[str]) -> list[str]:
+def stale_manifests(manifests: Iterable[str], missing: list | None = None) -> list[str]:
     """Manifests (existing ones) whose seed files no longer match their records: stat only,
     unless a file's mtime changed with its size (then it is hashed). Nothing is deleted.
-    Tight on purpose: the workflow runs it on every manifest each time it is read."""
+    Manifests that do not exist are appended to `missing` when given. Tight on purpose: the
+    workflow runs it on every manifest each time it is read."""
     stale = []
     stat = os.stat
     for manifest in manifests:
@@ -154,6 +155,8 @@ def stale_manifests(manifests: Iterable[str]) -> list[str]:
         except FileNotFoundError as error:
             if error.filename != manifest:
                 stale.append(manifest)  # a seed file is gone
+            elif missing is not None:
+                missing.append(manifest)
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             stale.append(manifest)  # changed, unreadable or written before files were recorded
     return stale

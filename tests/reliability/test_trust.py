@@ -4,11 +4,12 @@ aggregation verifies before it counts. One copy of the finished demo, in another
     moved clone                   → `snakemake -n` finds nothing to do
     a 2-model × 2-task study      → only the new model's jobs train (tiny-copy: the demo model
                                     copied to another folder under another name)
-    5 planted faults in 3 jobs    → the stat check re-queues exactly those 3 jobs; with the
-                                    manifests forged to match, aggregation still rejects the 5
-                                    cells (failed, with the reason, in the report; never in a
-                                    table) and removes their manifests; the next run retrains
-                                    exactly those 5 seeds and keeps the 6th seed of those jobs
+    5 planted faults in 4 jobs    → the stat check re-queues exactly those 4 jobs. With the
+                                    manifests forged to match (a deleted file cannot be: that
+                                    job re-runs and retrains only that seed), aggregation still
+                                    rejects the other 4 cells (failed, with the reason, in the
+                                    report; never in a table) and removes their jobs' manifests;
+                                    the next run retrains exactly those seeds, keeping the rest
     tiny-biobert's hidden_size    → every cell of that model retrains (model content differs),
                                     tiny-copy's cells are untouched
 """
@@ -35,11 +36,11 @@ TB, TC = "tiny-biobert", "tiny-copy"
 # (model, task, seed) -> (what is planted, what the rejection says)
 FAULTS = {
     (TB, "gad", 1): ("copied from the layer-specific recipe", "not the cell of its folder"),
-    (TB, "gad", 2): ("predictions deleted", "predictions.parquet is missing"),
     (TB, "biosses", 1): ("stale options", "options differ from the config's: epochs 1 → 20"),
     (TC, "gad", 1): ("test 1e9", "test 1000000000.0 is outside the positive_f1 range 0 … 100"),
     (TC, "gad", 2): ("test NaN", "test is nan, not a finite score"),
 }
+DELETED = (TC, "biosses", 1)  # its predictions.parquet: the stat check always sees that
 CELLS = [(m, t, s) for m in (TB, TC) for t in ("gad", "biosses") for s in (1, 2)]
 
 
@@ -102,7 +103,7 @@ def plant(study: Study) -> None:
     layer = study.seed_dir(TB, "gad", 1).parents[2] / "layer-specific"
     other = next(layer.glob("*/seed1/result.json"))  # the demo's other recipe, same task/seed
     shutil.copy(other, study.seed_dir(TB, "gad", 1) / "result.json")
-    (study.seed_dir(TB, "gad", 2) / "predictions.parquet").unlink()
+    (study.seed_dir(*DELETED) / "predictions.parquet").unlink()
     stale = json.loads((study.seed_dir(TB, "biosses", 1) / "result.json").read_text())
     edit((TB, "biosses", 1), options={**stale["options"], "lr": 0.5, "epochs": 1})
     edit((TC, "gad", 1), test=1e9)
@@ -111,7 +112,7 @@ def plant(study: Study) -> None:
 
 def forge_manifests(study: Study) -> None:
     """Make the manifests match the planted files, as if the stat check had missed them."""
-    for model, task in {(m, t) for m, t, _ in FAULTS}:
+    for model, task in {(m, t) for m, t, _ in [*FAULTS, DELETED]}:
         path = study.manifest(model, task)
         manifest = json.loads(path.read_text())
         for seed, records in manifest["files"].items():
@@ -149,6 +150,7 @@ def trust(demo, tmp_path_factory):
     found["forged_check"] = finetune_planned(workdir)
     run = snakemake(workdir, *ARGS)
     assert run.returncode == 0, run.stderr[-5000:]
+    found["after_stat_check"] = study.state()
     found["aggregated"] = {
         "cells": pd.read_parquet(workdir / "results/cells.parquet"),
         "table": pd.read_csv(workdir / "results/tables/trust.csv", index_col=0),
@@ -181,9 +183,16 @@ def test_moving_the_clone_retrains_nothing(trust):
 
 def test_the_stat_check_requeues_exactly_the_jobs_with_changed_seed_files(trust):
     study = trust["study"]
-    faulty = {str(study.manifest(m, t).relative_to(study.workdir)) for m, t, _ in FAULTS}
-    assert trust["stat_check"] == faulty and len(faulty) == 3
-    assert trust["forged_check"] == set()  # forged: only aggregation can tell now
+
+    def manifests(keys):
+        return {str(study.manifest(m, t).relative_to(study.workdir)) for m, t, *_ in keys}
+
+    faulty = manifests(FAULTS)
+    assert trust["stat_check"] == faulty | manifests([DELETED]) and len(faulty) == 3
+    assert trust["forged_check"] == manifests([DELETED])  # a missing file cannot be forged
+    log = trust["after_stat_check"]["logs"][DELETED[:2]]
+    assert "seed 1: training (predictions.parquet is missing)" in log
+    assert "seed 2: kept (ok" in log
     assert trust["rejected_check"] == faulty  # aggregation removed their manifests
 
 
@@ -196,22 +205,22 @@ def test_aggregation_rejects_every_planted_fault_and_lists_why(trust):
         shown = reason.split(":")[0].split("'")[0]  # quotes are escaped in HTML
         assert f"rejected: {shown}" in trust["aggregated"]["report"], planted
     others = [key for key in CELLS if key not in FAULTS]
-    assert all(cells.loc[key, "status"] == "ok" for key in others)
+    assert all(cells.loc[key, "status"] == "ok" for key in others)  # DELETED: retrained
     manifests = trust["aggregated"]["manifests"]
-    assert manifests == {key: key == (TC, "biosses") for key in manifests}
+    assert manifests == {key: key == DELETED[:2] for key in manifests}
 
 
 def test_no_rejected_number_reaches_a_table(trust):
     table = trust["aggregated"]["table"]
     counts = {c.split(":")[0]: table[c] for c in table.columns if c.endswith(":n")}
-    assert counts[f"{TB} / standard"]["gad"] == 0 and counts[f"{TB} / standard"]["biosses"] == 1
+    assert counts[f"{TB} / standard"]["gad"] == 1 and counts[f"{TB} / standard"]["biosses"] == 1
     assert counts[f"{TC} / standard"]["gad"] == 0 and counts[f"{TC} / standard"]["biosses"] == 2
     numbers = pd.to_numeric(table.stack(), errors="coerce").dropna()
     assert numbers.abs().max() <= 100 and not numbers.isin([1e9]).any()
 
 
 def test_the_next_run_retrains_exactly_the_rejected_seeds(trust):
-    before, after = trust["trained"], trust["retrained"]
+    before, after = trust["after_stat_check"], trust["retrained"]
     for key in CELLS:
         model, task, seed = key
         log = after["logs"][(model, task)]
@@ -222,7 +231,8 @@ def test_the_next_run_retrains_exactly_the_rejected_seeds(trust):
         else:
             assert after["mtimes"][key] == before["mtimes"][key], key
     assert "seed 2: kept (ok" in after["logs"][(TB, "biosses")]
-    assert after["logs"][(TC, "biosses")] == before["logs"][(TC, "biosses")]  # never re-run
+    assert "seed 2: kept (ok" in after["logs"][(TB, "gad")]
+    assert after["logs"][(TC, "biosses")] == before["logs"][(TC, "biosses")]  # not re-run
     assert set(trust["retrained_cells"]["status"]) == {"ok"}
     up_to_date = trust["up_to_date"]
     assert "Nothing to be done" in up_to_date.stdout + up_to_date.stderr
@@ -233,7 +243,7 @@ def test_a_new_hidden_size_retrains_every_cell_of_that_model_and_nothing_else(tr
     for model, task, seed in CELLS:
         if model == TB:
             log = after["logs"][(model, task)]
-            assert f"seed {seed}: training (its identity differs in model content" in log
+            assert f"seed {seed}: training (its identity differs in model" in log
             old, new = (s["results"][(model, task, seed)]["identity"] for s in (before, after))
             assert old["model"] != new["model"] and old["data"] == new["data"]
         else:

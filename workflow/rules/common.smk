@@ -177,8 +177,10 @@ def report_requested():
 
 # Jobs whose seed files changed since they finished (edited, replaced or deleted result.json or
 # predictions.parquet; stat only, blurbflow.identity.stale_manifests) re-run; inside, the seeds
-# that still verify are kept. Nothing is deleted here, and only the main process checks (not
-# SLURM/remote job processes). The finetune rule's `recheck` input adds such a job's manifest
+# that still verify are kept. So do jobs without a manifest (aggregation removes the manifest of
+# a job whose cell it rejected): Snakemake alone would not re-create a missing intermediate file
+# while the tables after it are up to date. Nothing is deleted here, and only the main process
+# checks (not SLURM/remote job processes). The finetune rule's `recheck` input adds such a job's manifest
 # to this run's forced files (what --forcerun does) when the DAG asks for that job, so a run
 # that does not want cells (e.g. `snakemake data`) is not affected.
 def _stale_jobs():
@@ -186,11 +188,14 @@ def _stale_jobs():
 
     from blurbflow.identity import stale_manifests
 
-    stale = set(stale_manifests(JOB_MANIFESTS)) if workflow.is_main_process else set()
+    if not workflow.is_main_process:
+        return set()
+    missing = []
+    stale = stale_manifests(JOB_MANIFESTS, missing)
     if stale:
         shown = ", ".join(sorted(stale)[:5]) + (" …" if len(stale) > 5 else "")
         print(f"seed files changed since their job finished, re-run: {shown}", file=sys.stderr)
-    return stale
+    return set(stale) | set(missing)
 
 
 STALE_JOBS = _stale_jobs()
