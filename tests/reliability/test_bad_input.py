@@ -210,7 +210,9 @@ def test_download_faults_fail_only_their_own_step_and_leave_nothing(download_run
     # the healthy sources went through beside the failures
     assert (raw / "ebmnlp/ebm_nlp_2_00/documents").is_dir()
     assert len(list((raw / "ebmnlp/ebm_nlp_2_00/documents").glob("*.tokens"))) == 400
-    assert json.loads(_log(workdir, "raw", "ebmnlp"))["source"] == "ebmnlp"
+    log = _log(workdir, "raw", "ebmnlp")  # progress lines, then the summary as JSON
+    assert "downloading http://127.0.0.1" in log and "done: " in log
+    assert json.loads(log[log.index("\n{") + 1 :])["source"] == "ebmnlp"
 
 
 @pytest.mark.skipif(not REAL_BIOSSES.is_file(), reason=f"{REAL_BIOSSES} is absent")
