@@ -1,9 +1,5 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
-import base64
-import json
 import os
-import shlex
-import sys
 from pathlib import Path
 
 from blurbflow.config import (
@@ -13,16 +9,17 @@ from blurbflow.config import (
     config_hash,
     expand_cells,
     input_key,
-    options_json,
 )
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
-from blurbflow.tasks import TASKS
+from blurbflow.tasks import TASKS, register_tasks
+from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
 from snakemake.settings.types import DeploymentMethod
 
 try:
     check_names(config)
+    register_tasks(config)  # the config's own tasks, for this process and every job it starts
     CELLS = expand_cells(config)
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
@@ -37,10 +34,8 @@ TABLE_FILES = expand(
     "results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md", "tex"]
 )
 DATA_SOURCE = config.get("data", {}).get("source", "download")
-# The whole config as one param: aggregation re-runs when any study definition changes.
-# base64: Snakemake formats shell strings, so braces inside config text must not reach it.
-CONFIG_B64 = base64.b64encode(json.dumps(config, sort_keys=True, default=str).encode())
-CONFIG_JSON = f"b64:{CONFIG_B64.decode()}"
+# Aggregation, tables and report read the config as Python values (snakemake.config in their
+# scripts); its hash is their param, so they re-run when any study definition changes.
 CONFIG_HASH = config_hash(config)
 PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
 
@@ -82,9 +77,7 @@ HUB_MARKERS = {
 }
 
 
-def model_inputs(model):
-    """A built model's folder, or a hub model's prefetch marker (the `prefetch_model` rule)."""
-    spec = config["models"][model]
+def _model_inputs(spec):
     if spec.get("build"):
         return [spec["path"]]
     if spec.get("hub_id") and not spec.get("path"):
@@ -92,15 +85,25 @@ def model_inputs(model):
     return []
 
 
+_MODEL_INPUTS = {model: _model_inputs(spec) for model, spec in config["models"].items()}
+
+
+def model_inputs(model):
+    """A built model's folder, or a hub model's prefetch marker (the `prefetch_model` rule);
+    computed once per model, as every finetune job asks."""
+    return list(_MODEL_INPUTS[model])
+
+
 def hub_markers(model):
     """A hub model's prefetch marker ([] for local and built models)."""
     return [path for path in model_inputs(model) if path.endswith(".json")]
 
 
-def model_settings_json(model):
-    """The model's settings a tokenize job needs (revision, cased, add_prefix_space, …)."""
+def model_settings_dict(model):
+    """The model's settings a tokenize job needs (revision, cased, add_prefix_space, …), keys
+    sorted so that the params rerun trigger compares the same text for the same settings."""
     settings = model_settings(model, config["models"][model])
-    return options_json({k: v for k, v in settings.items() if k not in ("model", "model_source")})
+    return {k: v for k, v in sorted(settings.items()) if k not in ("model", "model_source")}
 
 
 def corpus_files(wildcards):
@@ -109,8 +112,7 @@ def corpus_files(wildcards):
     return expand("resources/data/{task}/train.parquet", task=sorted(tasks))
 
 
-def tokenized_dir(wildcards):
-    job = job_of(wildcards)
+def tokenized_dir(job):
     return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options)}"
 
 
@@ -162,11 +164,8 @@ if _SLURM.get("gpu_partition"):
 USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 BLURBFLOW_ENV = "../../envs/blurbflow.yaml" if USE_CONDA else None
 os.environ["BLURBFLOW_ROOT"] = str(Path(workflow.basedir).resolve())
-# The CLI, from the interpreter running Snakemake (never the caller's PATH); inside a conda env,
-# that env's python. Rules write `{BLURBFLOW}` in their shell template, expanded per job, so the
-# template Snakemake's `code` rerun trigger compares holds no path: moving the clone re-runs nothing.
-BLURBFLOW_HOST = f"{shlex.quote(sys.executable)} -m blurbflow"
-BLURBFLOW = "python -m blurbflow" if USE_CONDA else BLURBFLOW_HOST
+# Rules run workflow/scripts/*.py with `script:`: Snakemake starts them with its own interpreter
+# (sys.executable, never a PATH lookup), or the conda env's python under conda deployment.
 
 
 def report_requested():
@@ -201,8 +200,8 @@ def _stale_jobs():
 STALE_JOBS = _stale_jobs()
 
 
-def recheck(wildcards):
-    manifest = f"{job_of(wildcards).path}/seeds.json"
+def recheck(job):
+    manifest = f"{job.path}/seeds.json"
     if manifest in STALE_JOBS:
         try:
             workflow._dag.forcefiles.add(manifest)
@@ -211,4 +210,24 @@ def recheck(wildcards):
                 f"{manifest}: its seed files changed but this Snakemake version cannot force the "
                 f"job; run again with --forcerun {manifest}"
             ) from None
-    return []
+
+
+# One input function and one params function per finetune job: Snakemake's cost per function
+# call dominates the paper-scale dry run (benchmarks/dag_scale.py). The data parquet files are
+# not inputs: the tokenized folder depends on them, so a data change still re-runs the job.
+def finetune_inputs(wildcards):
+    job = job_of(wildcards)
+    recheck(job)
+    inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
+    if "selection" in job.options:  # `hparams_from`: the search's choice (select.smk)
+        inputs["selection"] = job.options["selection"]
+    return inputs
+
+
+def finetune_params(wildcards):
+    job = job_of(wildcards)
+    return {
+        "options": dict(sorted(job.options.items())),
+        "seeds": list(job.seeds),
+        "data": f"resources/data/{job.task}",
+    }

@@ -8,15 +8,11 @@
 
 rule finetune:
     input:
-        encoded=tokenized_dir,
-        data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
-        model=lambda wildcards: model_inputs(wildcards.model),
-        recheck=recheck,  # no file: forces the job when its seed files changed (common.smk)
+        unpack(finetune_inputs),  # tokenized data and model; rechecks seed files (common.smk)
     output:
         "results/cells/{model}/{task}/{recipe}/{hparams}/seeds.json",
     params:
-        options=lambda wildcards: options_json(job_of(wildcards).options),
-        seeds=lambda wildcards: ",".join(map(str, job_of(wildcards).seeds)),
+        job=finetune_params,  # options, seeds and data folder (common.smk)
     log:
         "results/logs/cells/{model}/{task}/{recipe}/{hparams}.log",
     threads: 1
@@ -30,7 +26,5 @@ rule finetune:
         **SLURM_GPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} finetune --threads {threads} --options {params.options:q} "
-        "--seeds {params.seeds:q} --encoded {input.encoded:q} "
-        "--data resources/data/{wildcards.task:q} --out {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/finetune.py"

@@ -1,0 +1,13 @@
+# Rule finetune (workflow/rules/finetune.smk): the seeds of one (model, task, recipe, hparams).
+from blurbflow.steps import finetune, run_rule
+
+run_rule(
+    snakemake.log[0],
+    finetune,
+    options=snakemake.params.job["options"],
+    seeds=snakemake.params.job["seeds"],
+    encoded=snakemake.input.encoded,
+    data=snakemake.params.job["data"],
+    out=snakemake.output[0],
+    threads=snakemake.threads,
+)
