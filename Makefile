@@ -1,4 +1,5 @@
-# Two commands do everything: `make demo` and `make test` (both run `make setup` first).
+# Two commands do everything: `make demo` and `make test` (both run `make setup` first); `make lint`,
+# `make format` and `make test-fast` are the everyday checks.
 # The first interpreter on PATH that is Python >= 3.11.4 (tarfile extraction filters); the tested
 # 3.11 first. Override with `make setup PYTHON=/path/to/python3`.
 PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test test-fast lint format clean
 
 setup: $(STAMP)
 
@@ -31,9 +32,19 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# Unit tests only: no snakemake run, no training beyond a few steps of a tiny model (README).
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not e2e and not slow"
+
+# What CI checks before the tests (.ci/run): lint, formatting, and Snakemake's own linter.
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint --configfile config/demo.yaml
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 clean:
 	rm -rf results resources .snakemake

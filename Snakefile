@@ -1,5 +1,5 @@
-# blurbflow: BLURB benchmarking as one DAG. Rules are thin shell calls of the `blurbflow` CLI;
-# all logic lives in the package (src/blurbflow). See README.md and ../shared/DESIGN.md.
+# blurbflow: BLURB benchmarking as one DAG. Rules run thin scripts (workflow/scripts/);
+# all logic lives in the package (src/blurbflow). See README.md and docs/.
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -19,6 +19,7 @@ include: "workflow/rules/model.smk"
 include: "workflow/rules/prefetch.smk"
 include: "workflow/rules/tokenize.smk"
 include: "workflow/rules/finetune.smk"
+include: "workflow/rules/select.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 

@@ -24,10 +24,11 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.config import expand_cells
-from blurbflow.report.provenance import collect_provenance
+from blurbflow.provenance import collect_provenance
 from blurbflow.report.render import render_report
 from blurbflow.results.aggregate import load_cells, write_cells
-from blurbflow.results.tables import study_table, write_table
+from blurbflow.results.formats import write_table
+from blurbflow.results.tables import study_table
 from blurbflow.tasks import TASKS
 
 ALL_TASKS = list(TASKS)

@@ -4,9 +4,10 @@ real workflow with the real config.yaml, when (a) everything is up to date, loca
 changed (issue 6: ≤ 15 s each on the 2-core reference machine).
 
 Every output is first produced by a real Snakemake run (so its metadata exists and params
-changes are detected), with a stand-in for `python -m blurbflow` (a `blurbflow` package first on
-PYTHONPATH whose `__main__` writes each rule's declared outputs instead of downloading, training
-or aggregating; every other module is the real one). The timed dry runs use the caller's
+changes are detected), with a stand-in for the rules' steps (a `blurbflow` package first on
+PYTHONPATH whose `steps` module, which every script in workflow/scripts/ calls, writes each rule's
+declared outputs instead of downloading, training or aggregating; every other module is the real
+one). The timed dry runs use the caller's
 environment unchanged (PATH decides whether SLURM's clients are found). `--workdir` keeps the
 built folder, so a second call (e.g. with SLURM clients on PATH) times without rebuilding.
 
@@ -36,52 +37,66 @@ from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
 
 from workflow_helpers import copy_workflow, planned_jobs  # noqa: E402
 
-# The stand-in package: the real one (its folder second on __path__), but for its __main__.
+# The stand-in package: the real one (its folder second on __path__), but for its steps module.
 STAND_IN_INIT = """import os
 __path__.append({real!r})
 exec(open(os.path.join({real!r}, "__init__.py")).read())
 """
-STAND_IN = """# Writes the outputs a `blurbflow` call would, and nothing else (dag_scale.py).
-import base64, json, pathlib, sys
+STAND_IN = """# Writes the outputs a rule's step would, and nothing else (dag_scale.py).
+import json, pathlib, sys
 
-args = sys.argv[1:]
-
-
-def value(flag):
-    return args[args.index(flag) + 1] if flag in args else None
+NAMES = ("generate", "fetch", "prepare", "build_model", "prefetch", "prefetch_check",
+         "tokenize", "finetune", "aggregate", "tables", "report", "report_after_failure")
 
 
 def write(path):
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("{{}}")
+    path.write_text("{}")
 
 
-command, out = args[0], value("--out")
-if command == "prepare":
-    for name in ("train.parquet", "dev.parquet", "test.parquet", "stats.json"):
-        write(pathlib.Path(out, name))
-elif command == "tables":
-    text = value("--config-json").removeprefix("b64:")
-    for study in json.loads(base64.b64decode(text))["studies"]:
-        for ext in ("csv", "md", "tex"):
-            write(pathlib.Path(value("--out-dir"), study + "." + ext))
-elif command == "prefetch":  # a marker whose (empty) snapshot is complete
-    write(out)
-    pathlib.Path(out).write_text(json.dumps({{"snapshot": ".", "files": []}}))
-elif command == "finetune":  # each seed's files, recorded in the manifest as a real job does
-    from blurbflow.identity import SEED_FILES, seed_records
+def _step(name):
+    def step(**kwargs):
+        pass
 
-    seeds = value("--seeds").split(",")
-    for seed in seeds:
-        for name in SEED_FILES:
-            write(pathlib.Path(out).parent / f"seed{{seed}}" / name)
-    records = seed_records(pathlib.Path(out).parent, seeds)
-    pathlib.Path(out).write_text(json.dumps({{"files": records}}))
-elif pathlib.Path(out).suffix:
-    write(out)
-else:
-    write(pathlib.Path(out, "done"))
+    step.__name__ = name
+    return step
+
+
+globals().update({name: _step(name) for name in NAMES})
+
+
+def run_in_process(log, step, **kwargs):
+    return 0
+
+
+def run_rule(log, step, **kwargs):
+    command, out = step.__name__, kwargs.get("out")
+    if command == "prepare":
+        for name in ("train.parquet", "dev.parquet", "test.parquet", "stats.json"):
+            write(pathlib.Path(out, name))
+    elif command == "tables":
+        for study in kwargs["config"]["studies"]:
+            for ext in ("csv", "md", "tex"):
+                write(pathlib.Path(kwargs["out_dir"], study + "." + ext))
+    elif command == "prefetch":  # a marker whose (empty) snapshot is complete
+        write(out)
+        pathlib.Path(out).write_text(json.dumps({"snapshot": ".", "files": []}))
+    elif command == "finetune":  # each seed's files, recorded in the manifest as a real job does
+        from blurbflow.identity import SEED_FILES, seed_records
+
+        for seed in kwargs["seeds"]:
+            for name in SEED_FILES:
+                write(pathlib.Path(out).parent / f"seed{seed}" / name)
+        records = seed_records(pathlib.Path(out).parent, kwargs["seeds"])
+        pathlib.Path(out).write_text(json.dumps({"files": records}))
+    elif out is None:
+        pass
+    elif pathlib.Path(out).suffix:
+        write(out)
+    else:
+        write(pathlib.Path(out, "done"))
+    sys.exit(0)
 """
 
 
@@ -124,7 +139,7 @@ def main() -> None:
             (stand_in / "blurbflow").mkdir(parents=True, exist_ok=True)
             real = str(Path(blurbflow.__file__).parent)
             (stand_in / "blurbflow/__init__.py").write_text(STAND_IN_INIT.format(real=real))
-            (stand_in / "blurbflow/__main__.py").write_text(STAND_IN.format())
+            (stand_in / "blurbflow/steps.py").write_text(STAND_IN)
             seconds, _ = snakemake(
                 workdir, "all", "--cores", "2", "--quiet", "rules", stand_in=stand_in
             )

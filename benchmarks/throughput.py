@@ -20,6 +20,7 @@ from blurbflow.models.load import load_for_task, load_tokenizer
 from blurbflow.tasks import get_task
 from blurbflow.train import batching
 from blurbflow.train import cell as cell_module
+from blurbflow.train import fit as fit_module
 from blurbflow.train.encode import encode_task, load_encoded
 
 from common import minilm_path, parser, prepared
@@ -53,7 +54,7 @@ def blurbflow_epoch(
         marks["end"] = time.perf_counter()
         raise EpochDone
 
-    batching.collate, cell_module.predict = timed_collate, stop_at_eval
+    batching.collate, fit_module.predict = timed_collate, stop_at_eval
     options = {
         **GU_DEFAULTS,
         "model": "minilm",

@@ -33,7 +33,7 @@ from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
 from blurbflow.identity import seed_records, stale_manifests  # noqa: E402
 from blurbflow.results.verify import rescore_test  # noqa: E402
 from blurbflow.tasks import get_task  # noqa: E402
-from blurbflow.train.cell import gold_labels  # noqa: E402
+from blurbflow.train.predict import gold_labels  # noqa: E402
 
 from common import MIRRORED_TASKS, REPO, prepared  # noqa: E402
 

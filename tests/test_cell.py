@@ -3,6 +3,7 @@ divergence, and a stale checkpoint of other options being ignored."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -16,8 +17,11 @@ from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
+from blurbflow.provenance import code_versions
+from blurbflow.results.aggregate import load_cells
+from blurbflow.results.schema import CELL_KEYS, COLUMNS, Result
 from blurbflow.tasks import get_task
-from blurbflow.train import batching, checkpoint
+from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.encode import encode_task
 
@@ -130,3 +134,42 @@ def test_a_cell_writes_a_progress_line_at_every_epoch_end(gad, capfd):
         "epoch 2/2 step 25/25 (50/50)",
     ]
     assert all(" samples/s " in x and " ETA " in x and " dev " in x for x in lines), lines
+
+
+# recipe keys left out of the options below: the cell must read them from its defaults
+DEFAULTED = ("eval_batch_size", "select", "train_on", "train_subsample", "tagging", "precision")
+
+
+@pytest.fixture(scope="module")
+def fewer(gad):
+    """A cell given options without the DEFAULTED keys: (options given, its result.json)."""
+    given = {k: v for k, v in options(gad, epochs=1).items() if k not in DEFAULTED}
+    out = gad / "cells/fewer/tiny/gad/standard/h/seed3/result.json"
+    train_cell(given, gad / "encoded", gad / "data/small", out)
+    return given, out
+
+
+def test_a_cell_given_fewer_options_reads_the_defaults_and_records_what_it_was_given(fewer):
+    given, out = fewer
+    result = json.loads(out.read_text())
+    assert result["status"] == "ok" and result["selection"] == GU_DEFAULTS["select"] == "best_dev"
+    assert len(result["epochs"]) == 1 and result["test"] == result["epochs"][0]["test"]
+    assert result["options"] == given  # recorded as given, not filled
+
+
+def test_result_json_holds_exactly_the_schema_fields(fewer):
+    result = json.loads(fewer[1].read_text())
+    written_only_on_failure = {"traceback"}
+    assert set(result) == set(Result.__annotations__) - written_only_on_failure
+    assert set(result["cell"]) == set(CELL_KEYS) and result["cell"]["seed"] == 3
+    assert result["versions"] == code_versions()
+    assert set(result["versions"]) == {"python", "torch", "transformers", "blurbflow"}
+    row = load_cells([fewer[1]])
+    assert list(row.columns) == COLUMNS and row.loc[0, "status"] == "ok"
+    assert row.loc[0, "test"] == result["test"] and row.loc[0, "selected_epoch"] == 1
+
+
+def test_train_cell_is_setup_fit_finish():
+    source = inspect.getsource(cell.train_cell)
+    assert len(source.splitlines()) <= 60
+    assert all(f"{part}(" in source for part in ("setup", "fit", "finish"))

@@ -13,25 +13,9 @@ from blurbflow.data.generate import generate_source
 from blurbflow.data.parsers import parse_task
 from blurbflow.data.parsers.conll import read_conll
 from blurbflow.data.parsers.hoc import sentence_labels
-from blurbflow.data.prepare import prepare_task
 
+from data_helpers import prepare_fails, replace_line
 from data_helpers import write as _write
-
-
-def _replace_line(path: Path, number: int, new: str) -> str:
-    lines = path.read_text(encoding="utf-8").split("\n")
-    old, lines[number - 1] = lines[number - 1], new
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return old
-
-
-def _assert_nothing_written(task: str, raw_root: Path, out_dir: Path, *fragments: str) -> None:
-    with pytest.raises(DataFormatError) as caught:
-        prepare_task(task, raw_root, out_dir)
-    for fragment in fragments:
-        assert fragment in str(caught.value)
-    assert not out_dir.exists() or not any(out_dir.iterdir())
-
 
 # --- NER ---------------------------------------------------------------------------------------
 
@@ -68,26 +52,26 @@ def ner_root(tmp_path) -> Path:
 
 def test_ner_three_columns(ner_root, tmp_path):
     path = ner_root / "bc5chem" / "train.tsv"
-    old = _replace_line(path, 5, "Selegiline\tB-Chemical\textra")
+    old = replace_line(path, 5, "Selegiline\tB-Chemical\textra")
     assert old.strip()  # line 5 of a generated file is a token line (sentences have >= 10)
-    _assert_nothing_written("bc5chem", ner_root, tmp_path / "out",
+    prepare_fails("bc5chem", ner_root, tmp_path / "out",
                             "bc5chem/train.tsv:5:", "found 3")
 
 
 def test_ner_unknown_tag(ner_root, tmp_path):
-    _replace_line(ner_root / "bc5chem" / "devel.tsv", 7, "Selegiline\tX-Foo")
-    _assert_nothing_written("bc5chem", ner_root, tmp_path / "out",
+    replace_line(ner_root / "bc5chem" / "devel.tsv", 7, "Selegiline\tX-Foo")
+    prepare_fails("bc5chem", ner_root, tmp_path / "out",
                             "bc5chem/devel.tsv:7:", "'X-Foo'")
 
 
 def test_ner_missing_file(ner_root, tmp_path):
     (ner_root / "bc5chem" / "test.tsv").unlink()
-    _assert_nothing_written("bc5chem", ner_root, tmp_path / "out",
+    prepare_fails("bc5chem", ner_root, tmp_path / "out",
                             "bc5chem/test.tsv", "not found", "download")
 
 
 def test_error_carries_path_and_line(ner_root):
-    _replace_line(ner_root / "bc5chem" / "train.tsv", 3, "no-tab-here")
+    replace_line(ner_root / "bc5chem" / "train.tsv", 3, "no-tab-here")
     with pytest.raises(DataFormatError) as caught:
         parse_task("bc5chem", ner_root)
     assert isinstance(caught.value, ValueError)
@@ -115,20 +99,20 @@ def test_gad_split_rule(gad_root):
 def test_gad_missing_column(gad_root, tmp_path):
     path = gad_root / "gad" / "GAD" / "1" / "train.tsv"
     sentence = path.read_text().split("\n")[16].split("\t")[0]
-    _replace_line(path, 17, sentence)  # the label column is gone
-    _assert_nothing_written("gad", gad_root, tmp_path / "out",
+    replace_line(path, 17, sentence)  # the label column is gone
+    prepare_fails("gad", gad_root, tmp_path / "out",
                             "gad/GAD/1/train.tsv:17:", "found 1", "BioBERT REdata GAD")
 
 
 def test_gad_bad_test_label(gad_root, tmp_path):
-    _replace_line(gad_root / "gad" / "GAD" / "1" / "test.tsv", 4, "2\t@GENE$ and @DISEASE$.\tyes")
-    _assert_nothing_written("gad", gad_root, tmp_path / "out", "GAD/1/test.tsv:4:", "'yes'")
+    replace_line(gad_root / "gad" / "GAD" / "1" / "test.tsv", 4, "2\t@GENE$ and @DISEASE$.\tyes")
+    prepare_fails("gad", gad_root, tmp_path / "out", "GAD/1/test.tsv:4:", "'yes'")
 
 
 def test_gad_too_short(gad_root, tmp_path):
     path = gad_root / "gad" / "GAD" / "1" / "train.tsv"
     path.write_text("".join(path.read_text().splitlines(keepends=True)[:4000]))
-    _assert_nothing_written("gad", gad_root, tmp_path / "out", "train.tsv", "4000 lines")
+    prepare_fails("gad", gad_root, tmp_path / "out", "train.tsv", "4000 lines")
 
 
 # --- PubMedQA ----------------------------------------------------------------------------------
@@ -141,8 +125,8 @@ def pqa_root(tmp_path) -> Path:
 
 def test_pubmedqa_bad_json(pqa_root, tmp_path):
     path = pqa_root / "pubmedqa" / "ori_pqal.json"
-    assert '"QUESTION"' in _replace_line(path, 3, '        "QUESTION": oops,')
-    _assert_nothing_written("pubmedqa", pqa_root, tmp_path / "out",
+    assert '"QUESTION"' in replace_line(path, 3, '        "QUESTION": oops,')
+    prepare_fails("pubmedqa", pqa_root, tmp_path / "out",
                             "pubmedqa/ori_pqal.json:3:", "invalid JSON")
 
 
@@ -153,7 +137,7 @@ def test_pubmedqa_bad_decision_points_at_its_record(pqa_root, tmp_path):
     data[pmid]["final_decision"] = "perhaps"
     path.write_text(json.dumps(data, indent=4))
     line = path.read_text().split("\n").index(f'    "{pmid}": {{') + 1
-    _assert_nothing_written("pubmedqa", pqa_root, tmp_path / "out",
+    prepare_fails("pubmedqa", pqa_root, tmp_path / "out",
                             f"ori_pqal.json:{line}:", pmid, "'perhaps'")
 
 
@@ -161,7 +145,7 @@ def test_pubmedqa_missing_test_pmid(pqa_root, tmp_path):
     path = pqa_root / "pubmedqa" / "test_ground_truth.json"
     truth = json.loads(path.read_text())
     path.write_text(json.dumps({**truth, "99999999": "yes"}))
-    _assert_nothing_written("pubmedqa", pqa_root, tmp_path / "out", "99999999", "missing")
+    prepare_fails("pubmedqa", pqa_root, tmp_path / "out", "99999999", "missing")
 
 
 # --- HoC ---------------------------------------------------------------------------------------
@@ -195,21 +179,21 @@ def test_hoc_unknown_hallmark(hoc_root, tmp_path):
     chunks = path.read_text().split("<")
     chunks[1] = "Cancer vibes--Good"
     path.write_text("<".join(chunks))
-    _assert_nothing_written("hoc", hoc_root, tmp_path / "out",
+    prepare_fails("hoc", hoc_root, tmp_path / "out",
                             f"labels/{path.name}:1:", "'Cancer vibes--Good'", "hallmarks")
 
 
 def test_hoc_chunks_must_match_sentences(hoc_root, tmp_path):
     path = _a_labels_file(hoc_root)
     path.write_text(path.read_text() + "< ")
-    _assert_nothing_written("hoc", hoc_root, tmp_path / "out", f"labels/{path.name}:1:",
+    prepare_fails("hoc", hoc_root, tmp_path / "out", f"labels/{path.name}:1:",
                             "label chunks")
 
 
 def test_hoc_missing_index(hoc_root, tmp_path):
     index = hoc_root / "blurb-index" / "data_generation" / "indexing" / "HoC" / "test_pmid.tsv"
     index.unlink()
-    _assert_nothing_written("hoc", hoc_root, tmp_path / "out", "HoC/test_pmid.tsv",
+    prepare_fails("hoc", hoc_root, tmp_path / "out", "HoC/test_pmid.tsv",
                             "'blurb-index'")
 
 
@@ -220,8 +204,8 @@ def test_biosses_bad_score(tmp_path):
     generate_source("biosses", root / "biosses", seed=3)
     path = root / "biosses" / "annotation_pairs_scores.tsv"
     fields = path.read_text().split("\n")[9].split("\t")
-    _replace_line(path, 10, "\t".join([*fields[:-1], "five"]))
-    _assert_nothing_written("biosses", root, tmp_path / "out",
+    replace_line(path, 10, "\t".join([*fields[:-1], "five"]))
+    prepare_fails("biosses", root, tmp_path / "out",
                             "annotation_pairs_scores.tsv:10:", "'five'")
 
 

@@ -18,22 +18,11 @@ from blurbflow.train.batching import (
 )
 from blurbflow.train.optim import AdamW, linear_schedule
 
-
-def tiny_bert(layers=4):
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=50,
-        hidden_size=16,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=2,
-    )
-    return BertForSequenceClassification(config)
+from model_helpers import tiny_classifier
 
 
 def test_freeze_lower_half_keeps_frozen_weights_after_a_step():
-    model = tiny_bert()
+    model = tiny_classifier()
     assert surgery.freeze_lower(model, "half") == 2
     frozen = {n: p.clone() for n, p in model.named_parameters() if not p.requires_grad}
     assert any(n.startswith("bert.embeddings") for n in frozen)
@@ -49,7 +38,7 @@ def test_freeze_lower_half_keeps_frozen_weights_after_a_step():
 
 
 def test_layerwise_lr_decay_groups_follow_electra_convention():
-    model = tiny_bert(layers=4)
+    model = tiny_classifier(layers=4)
     groups = surgery.parameter_groups(model, 1.0, 0.01, 0.8)
     lr_of = {name: g["lr"] for g in groups for name in g["names"]}
     assert lr_of["classifier.weight"] == 1.0
@@ -64,7 +53,7 @@ def test_layerwise_lr_decay_groups_follow_electra_convention():
 
 
 def test_reinit_top_redraws_top_layer_and_pooler_only():
-    model = tiny_bert(layers=3)
+    model = tiny_classifier(layers=3)
     with torch.no_grad():
         for p in model.parameters():
             p.fill_(0.5)
@@ -79,7 +68,7 @@ def test_reinit_top_redraws_top_layer_and_pooler_only():
 
 
 def test_remove_top_leaves_fewer_layers_that_still_run():
-    model = tiny_bert(layers=4)
+    model = tiny_classifier(layers=4)
     surgery.remove_top(model, 2)
     assert len(model.bert.encoder.layer) == 2 and model.config.num_hidden_layers == 2
     assert model(input_ids=torch.tensor([[1, 2]])).logits.shape == (1, 2)
@@ -95,7 +84,7 @@ def test_albert_layout_fails_clearly():
             embedding_size=8,
         )
     )
-    with pytest.raises(surgery.UnsupportedLayout, match="ALBERT shares one layer"):
+    with pytest.raises(surgery.UnsupportedLayout, match="ALBERT shares its layer weights across depths"):
         surgery.freeze_lower(albert, 1)
 
 
@@ -360,7 +349,7 @@ def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
     from blurbflow.train.loop import CHECK_STEPS, Steps
     from blurbflow.train.progress import Progress
 
-    model = tiny_bert(layers=1)
+    model = tiny_classifier(layers=1)
     opt = AdamW(model.parameters(), lr=1e-3)
     lines = []
     progress = Progress("c", 1, 8, clock=lambda: 0.0, write=lines.append)

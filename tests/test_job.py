@@ -12,8 +12,10 @@ import yaml
 
 from blurbflow.cluster import cell_resources, is_short
 from blurbflow.config import ConfigError, cell_jobs, check_values, expand_cells
+from blurbflow.results.aggregate import load_cells
+from blurbflow.results.schema import CELL_KEYS, Result
 from blurbflow.train import faults
-from blurbflow.train.job import finished_result
+from blurbflow.train.job import failure_result, finished_result
 
 from workflow_helpers import REPO
 
@@ -99,6 +101,25 @@ def test_unreadable_or_missing_results_are_trained_again(tmp_path):
     (tmp_path / "bad.json").write_text('{"status": "ok", "opt')  # a torn write
     why = finished_result(tmp_path / "bad.json", {})[1]
     assert why == "unreadable result.json (JSONDecodeError)"
+
+
+def test_a_failed_seed_writes_the_failed_form_of_the_result_schema(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    try:
+        raise ValueError("\x1b[31mbad batch\x1b[0m")
+    except ValueError as error:
+        result = failure_result({**CELL, "lr": 1e-3}, error)
+    assert set(result) == {
+        "cell", "options", "status", "error", "traceback", "finished", "host", "slurm_job_id"
+    } and set(result) <= set(Result.__annotations__)
+    assert result["cell"] == {k: CELL[k] for k in CELL_KEYS} and result["slurm_job_id"] == "4242"
+    assert result["error"] == "ValueError: bad batch"  # terminal colours removed
+    path = tmp_path / "results/cells/m/biosses/r/h/seed1/result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(result))
+    row = load_cells([path]).iloc[0]
+    assert row["status"] == "failed" and row["error"] == "ValueError: bad batch"
+    assert pd.isna(row["test"]) and row["task_type"] == "sts"
 
 
 def test_fault_plans_match_cells_by_pattern():

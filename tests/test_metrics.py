@@ -24,7 +24,15 @@ from blurbflow.tasks import TASKS, get_task
 
 def test_every_registry_metric_is_implemented():
     assert {spec.metric for spec in TASKS.values()} <= set(METRICS)
-    assert BLURB_TYPES == ("ner", "pico", "re", "sts", "doccls", "qa")
+    # BLURB's six in the papers' order, then the types beyond BLURB (users' own tasks)
+    assert BLURB_TYPES[:6] == ("ner", "pico", "re", "sts", "doccls", "qa")
+
+
+def test_macro_f1_matches_sklearn():
+    gold = ["a", "b", "b", "c", "a"]
+    pred = ["a", "b", "c", "c", "b"]
+    expected = 100 * f1_score(gold, pred, average="macro", labels=["a", "b", "c"])
+    assert METRICS["macro_f1"](gold, pred, labels=("a", "b", "c")) == pytest.approx(expected)
 
 
 def test_entity_f1_two_gold_entities_one_found():

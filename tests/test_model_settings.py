@@ -25,7 +25,7 @@ from blurbflow.models.load import dropout_settings, load_for_task, load_tokenize
 from blurbflow.models.prefetch import model_folder, model_settings
 from blurbflow.tasks import get_task
 
-from model_helpers import tiny_bert
+from model_helpers import tiny_bert, tiny_config
 
 WORDS = ["DNA", "IL", "BRCA1", "Cancer", "T", "cells", "the", "binds", "-", "2", "receptor"]
 TEXTS = ["DNA binds the IL-2 receptor in T cells", "the gene BRCA1 is linked to Cancer"] * 20
@@ -34,21 +34,13 @@ TEXTS = ["DNA binds the IL-2 receptor in T cells", "the gene BRCA1 is linked to 
 def biobert_like(folder: Path, words: list[str]) -> Path:
     """A folder laid out like dmis-lab/biobert-base-cased-v1.1: config.json, vocab.txt and the
     weights only (no tokenizer.json, no tokenizer_config.json)."""
-    from transformers import BertConfig, BertForMaskedLM
+    from transformers import BertForMaskedLM
 
     folder.mkdir(parents=True, exist_ok=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
     torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
-    BertForMaskedLM(config).save_pretrained(folder)
+    BertForMaskedLM(tiny_config(len(vocab))).save_pretrained(folder)
     assert sorted(p.name for p in folder.iterdir()) == [
         "config.json",
         "model.safetensors",

@@ -21,6 +21,7 @@ from blurbflow.config import (
     resolve_recipe,
     study_seeds,
 )
+from blurbflow.grid import search_jobs
 from blurbflow.results.selection import shown_study
 from blurbflow.results.tables import study_layout, study_table
 
@@ -230,10 +231,22 @@ def test_tinn_tables_7_to_9_cover_blurb():
     assert final["train_on"] == "train+dev" and final["select"] == "last"
 
 
-def test_train_dev_recipe_has_fixed_hyperparameters():
-    # nothing is held out to select on, so the grid must be a single point
-    cells = expand_cells(CONFIG, ["tinn-table9-biosses"]).values()
-    assert len({c.hparams for c in cells if c.recipe == "tinn-biosses-train-dev"}) == 1
+def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
+    # nothing is held out to select on: one job per model, its setting chosen by the search
+    cells = expand_cells(CONFIG)
+    final = [c for c in cells.values() if c.recipe == "tinn-biosses-train-dev"]
+    assert {c.hparams for c in final} == {"selected"} and len(final) == 3 * 10
+    assert {c.options["lr"] for c in final} == {None}
+    sources = {tuple(c.options["hparams_from"]) for c in final}
+    assert sources == {("tinn-reinit", "tinn-reinit-deep")}
+    searches = search_jobs(cell_jobs(cells))
+    depths = {
+        path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
+        for path, jobs in searches.items()
+    }
+    assert depths == {"pubmedbert": [1, 2, 3], "pubmedbert-large": [1, 2, 3, 4, 5, 6],
+                      "pubmedelectra-large": [1, 2, 3, 4, 5, 6]}
+    assert all(len(jobs) == 6 * len(depths[p.split("/")[2]]) for p, jobs in searches.items())
 
 
 def test_every_study_table_renders_before_any_cell_ran():
@@ -264,6 +277,7 @@ def test_dry_run_of_the_default_config_lists_every_studys_cells(tmp_path):
     per_study = {name: set(expand_cells(CONFIG, [name])) for name in CONFIG["studies"]}
     assert all(per_study.values()) and set().union(*per_study.values()) == set(cells)
     assert int(counts["report"]) == 1 and int(counts["tables"]) == 1
+    assert int(counts["select_hparams"]) == 3  # the BIOSSES final model of three models
     print(f"dry run of {len(cells)} cells: {seconds:.1f} s (benchmarks/dag_scale.py measures)")
 
 

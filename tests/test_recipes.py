@@ -29,14 +29,10 @@ from blurbflow.models.heads import TaskModel
 from blurbflow.models.load import ENTITY_MARKERS, load_for_task, load_tokenizer
 from blurbflow.tasks import get_task
 from blurbflow.train import tagging
-from blurbflow.train.cell import (
-    build_model_and_optimizer,
-    decode,
-    make_batch,
-    train_cell,
-    training_data,
-)
+from blurbflow.train.cell import build_model_and_optimizer, train_cell
 from blurbflow.train.encode import encode_task, load_encoded
+from blurbflow.train.inputs import check_encoded, training_data
+from blurbflow.train.predict import decode, make_batch
 
 WORDS = "the a of in patients with was were and gene protein cell levels study".split()
 DISEASES = "cancer diabetes asthma fever tumour".split()
@@ -607,8 +603,6 @@ def test_one_step_with_layer_surgery_on_each_architecture(root, model, task):
 
 
 def test_truncated_or_missing_entities_point_at_cls_and_block_entity_pooling(root, tmp_path):
-    from blurbflow.train.cell import check_encoded
-
     spec = get_task("chemprot")
     tokenizer = load_tokenizer(str(root / "models/bert"), entity_markers=True)
     meta = encode_task(

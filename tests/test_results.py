@@ -6,15 +6,9 @@ import pandas as pd
 import pytest
 
 from blurbflow.results.aggregate import load_cells, select_hparams, write_cells
+from blurbflow.results.formats import format_table, to_latex, to_markdown, write_table
 from blurbflow.results.stats import baseline_tests
-from blurbflow.results.tables import (
-    column_labels,
-    format_table,
-    study_table,
-    to_latex,
-    to_markdown,
-    write_table,
-)
+from blurbflow.results.tables import column_labels, study_table
 
 
 def cell_path(root, model, task, recipe, hparams, seed):
@@ -79,6 +73,40 @@ def test_write_cells_roundtrip(tmp_path):
     assert list(back["status"]) == ["ok", "missing"]
     assert back.loc[0, "test"] == 89.0
     assert not list((tmp_path / "results").glob(".*.tmp"))
+
+
+def test_the_frame_columns_and_types_come_from_the_result_schema(tmp_path):
+    from blurbflow.results import schema
+
+    paths = [write_result(tmp_path, "m", "bc5chem", "r", "h", 1, 90.0, 89.0, selected_epoch=2)]
+    frame = load_cells([*paths, cell_path(tmp_path, "m", "bc5chem", "r", "h", 2)])
+    assert list(frame.columns) == schema.COLUMNS
+    assert schema.COLUMNS[:5] == list(schema.CELL_KEYS) and schema.COLUMNS[-1] == "path"
+    assert {str(frame[c].dtype) for c in schema.NUMERIC} == {"float64"}
+    assert str(frame["selected_epoch"].dtype) == "Int64" and frame.loc[0, "selected_epoch"] == 2
+    assert pd.isna(frame.loc[1, "selected_epoch"]) and pd.isna(frame.loc[1, "dev"])
+    # every column is a declared field of result.json; the rest stay in the file only
+    fields = set(schema.Result.__annotations__)
+    assert set(schema.COLUMNS) - {*schema.CELL_KEYS, "path"} < fields
+    assert {"identity", "predictions_sha256", "train_ids_sha"} <= fields - set(schema.COLUMNS)
+
+
+def test_provenance_of_the_report_spans_the_cells_and_names_the_packages():
+    from blurbflow.provenance import REPORT_PACKAGES, collect_provenance, package_version
+
+    cells = pd.DataFrame({
+        "started": ["2025-01-02T00:00:00", None, "2025-01-01T00:00:00"],
+        "finished": ["2025-01-02T01:00:00", None, "2025-01-03T00:00:00"],
+        "device": ["cpu", None, "NVIDIA H100"],
+    })
+    provenance = collect_provenance({"code_version": "7"}, "abc", cells)
+    assert provenance["config hash"] == "abc" and provenance["code version (config)"] == "7"
+    assert provenance["first cell started"] == "2025-01-01T00:00:00"
+    assert provenance["last cell finished"] == "2025-01-03T00:00:00"
+    assert provenance["cell devices"] == "NVIDIA H100, cpu"
+    assert provenance["package pandas"] == pd.__version__
+    assert {f"package {p}" for p in REPORT_PACKAGES} <= set(provenance)
+    assert package_version("no-such-package-x") == "not installed"
 
 
 def frame_of(rows, chance_dev=0.0):
@@ -241,13 +269,14 @@ GU_SEEDS = {"default": 5, "biosses": 10}
 
 
 def test_study_seeds_mapping_filters_each_task_to_its_own_seeds():
-    from blurbflow.results.tables import in_study, study_seeds
+    from blurbflow.results.study import in_study, seeds_of
 
     study = {**STUDY, "tasks": ["bc5chem", "biosses"], "recipes": ["base"], "seeds": GU_SEEDS,
              "table": {"rows": "task", "columns": ["recipe"]}}
-    assert study_seeds(study, "bc5chem") == [1, 2, 3, 4, 5]
-    assert study_seeds(study, "biosses") == list(range(1, 11))
-    assert study_seeds(study) == list(range(1, 11))  # the union
+    assert seeds_of(study, "bc5chem") == [1, 2, 3, 4, 5]
+    assert seeds_of(study, "biosses") == list(range(1, 11))
+    assert seeds_of(study) == list(range(1, 11))  # the union
+    assert seeds_of({**study, "seeds": None}, "bc5chem") is None  # no seeds: any seed counts
     rows = [("m", task, "base", "h", seed, 50.0, float(seed), "ok")
             for task in ("bc5chem", "biosses") for seed in range(1, 11)]
     frame = frame_of(rows)
@@ -321,7 +350,7 @@ def test_models_as_rows_mark_the_best_model_per_task():
 
 
 def test_blurb_overview_per_type_means():
-    from blurbflow.results.tables import blurb_overview
+    from blurbflow.report.overview import blurb_overview
 
     study = {**STUDY, "seeds": [1, 2, 3]}
     overview = blurb_overview(study_frame(), study)

@@ -9,8 +9,10 @@ import pytest
 
 from blurbflow.config import ConfigError, expand_cells, hparams_name
 from blurbflow.results.aggregate import COLUMNS, normalise_types
+from blurbflow.results.formats import format_table, to_markdown
 from blurbflow.results.stats import baseline_tests, failure_rates
-from blurbflow.results.tables import format_table, study_cells, study_table, to_markdown
+from blurbflow.results.study import study_cells
+from blurbflow.results.tables import study_table
 
 
 def frame(rows: list[tuple]) -> pd.DataFrame:

@@ -7,7 +7,9 @@ your results); a config's `resources` mapping overrides any entry."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 from blurbflow.tasks import get_task
 
@@ -19,26 +21,12 @@ SIZES = {
     "large": (8, 64000, 0.6),
 }
 MAX_RUNTIME = 2880  # minutes; config `slurm.max_runtime` sets the partition's real limit
-# typical training-set sizes, to turn epochs into minutes before any data is prepared
-TRAIN_INSTANCES = {
-    "bc5chem": 4560,
-    "bc5disease": 4560,
-    "ncbidisease": 5424,
-    "bc2gm": 12574,
-    "jnlpba": 18607,
-    "ebmpico": 33000,
-    "chemprot": 18035,
-    "ddi": 25296,
-    "gad": 4261,
-    "biosses": 64,
-    "hoc": 1295,
-    "pubmedqa": 450,
-    "bioasq": 670,
-}
+# A user task without `size` before its data is prepared (then stats.json tells).
+UNKNOWN_INSTANCES = 10_000
 MIN_MINUTES, JOB_OVERHEAD_MINUTES, SEED_OVERHEAD_MINUTES = 15, 5, 3
 # Jobs packed several to a submission (`group-components` in slurm/profile.yaml): minutes of
-# GPU work each, where queue wait and start-up would otherwise dominate.
-SHORT_TASKS = ("biosses", "pubmedqa", "bioasq")
+# GPU work each, where queue wait and start-up would otherwise dominate: tasks (or subsets) of
+# at most this many training instances (BIOSSES, PubMedQA, BioASQ).
 SHORT_SUBSAMPLE = 1000
 SHORT_GROUP = "short-cells"
 
@@ -57,8 +45,7 @@ def cell_resources(
     if size not in table:
         raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
     cpus, mem_mb, per_thousand = table[size]
-    task = get_task(options["task"]).name
-    instances = options.get("train_subsample") or TRAIN_INSTANCES[task]
+    instances = options.get("train_subsample") or train_instances(options["task"])
     length_factor = options.get("max_length", 512) / 256
     per_seed = (
         SEED_OVERHEAD_MINUTES
@@ -73,8 +60,21 @@ def cell_resources(
     }
 
 
+def train_instances(task: str, data_root: str = "resources/data") -> int:
+    """The task's training-set size: its entry's `size`, else the prepared stats.json, else a
+    rough guess (a user task whose data is not prepared yet)."""
+    spec = get_task(task)
+    if spec.size:
+        return int(spec.size)
+    stats = Path(data_root) / task / "stats.json"
+    try:
+        return int(json.loads(stats.read_text())["splits"]["train"]["instances"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return UNKNOWN_INSTANCES
+
+
 def is_short(options: dict) -> bool:
-    """BIOSSES, the QA tasks and low-resource subsets: minutes per seed even on large models."""
-    subsample = options.get("train_subsample")
-    low_resource = subsample is not None and subsample <= SHORT_SUBSAMPLE
-    return options["task"] in SHORT_TASKS or low_resource
+    """Small tasks (BIOSSES, the QA tasks) and low-resource subsets: minutes per seed even on
+    large models."""
+    instances = options.get("train_subsample") or train_instances(options["task"])
+    return instances <= SHORT_SUBSAMPLE

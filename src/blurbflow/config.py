@@ -1,9 +1,9 @@
-"""Turn a validated config into cells: model × task × recipe × hparams × seed (DESIGN §2).
+"""Turn a validated config into cells: model × task × recipe × hparams × seed.
 
 Recipes are data: a recipe is `defaults` overlaid with its own keys (and those of the recipe
-it `extends`). `lr`, `batch_size` and the technique hyperparameters `reinit_top`,
-`layerwise_lr_decay` and `freeze_lower` may be lists: their product is the hyperparameter grid,
-chosen on dev. `epochs` may be a number or a mapping task → number (with `default`).
+it `extends`). Its grid (lists of lr, batch size, technique settings) and `hparams_from` are
+blurbflow.grid's; seeds and the study keys are blurbflow.studies'. `epochs` may be a number or a
+mapping task → number (with `default`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,22 @@ import itertools
 import json
 from dataclasses import dataclass
 
+from blurbflow.grid import (  # noqa: F401 (re-exported)
+    AXIS_TAGS,
+    GRID_KEYS,
+    SELECTED,
+    SELECTED_KEYS,
+    check_hparams_from,
+    check_sources_run,
+    grid_points,
+    hparams_name,
+    hparams_sources,
+    selection_file,
+)
 from blurbflow.models.prefetch import model_settings
 from blurbflow.schema import check_keys, check_values  # noqa: F401 (re-exported)
-from blurbflow.tasks import TASKS
+from blurbflow.studies import check_study_selection, runs_on, study_seeds  # noqa: F401
+from blurbflow.tasks import get_task
 from blurbflow.validate import ConfigError, check_names, grid_collision  # noqa: F401
 from blurbflow.validate import did_you_mean as _did_you_mean
 
@@ -49,21 +62,8 @@ GU_DEFAULTS = {
     "re_pooling": "cls",
     "batching": "bucketed", "precision": "bf16",  # train/batching.py, train/device.py
 }
-GRID_KEYS = ("lr", "batch_size", "reinit_top", "layerwise_lr_decay", "freeze_lower")
 # Recipe keys that change no computation: editing them re-runs nothing (not in a cell's options).
 COSMETIC_KEYS = ("description",)
-# How a technique axis shows in the hparams folder name, only when the recipe lists it: a recipe
-# without lists keeps `lr{lr}-bs{bs}`, so existing results stay where they are.
-AXIS_TAGS = {"reinit_top": "reinit", "layerwise_lr_decay": "llrd", "freeze_lower": "freeze"}
-# The options that change the tokenized input, per task type (the tokenization cache key).
-INPUT_OPTIONS = {
-    "ner": ("tagging",),
-    "pico": ("tagging",),
-    "re": ("re_input",),
-    "sts": ("segment_ids",),
-    "qa": ("segment_ids",),
-    "doccls": (),
-}
 INPUT_VALUES = {
     "tagging": ("BIO", "BIOUL", "IO"),
     "re_input": ("dummify", "markers", "original"),
@@ -105,7 +105,7 @@ class CellJob:
 
 
 def cell_jobs(cells: dict[str, Cell]) -> dict[str, CellJob]:
-    """Cells batched by everything but the seed, keyed by the job's folder (DESIGN §11: one job
+    """Cells batched by everything but the seed, keyed by job folder (docs/concepts.md: one job
     per cell makes a paper-scale dry run take twice as long)."""
     seeds: dict[str, list[int]] = {}
     first: dict[str, Cell] = {}
@@ -124,32 +124,6 @@ def cell_jobs(cells: dict[str, Cell]) -> dict[str, CellJob]:
         )
         for key, cell in first.items()
     }
-
-
-def _axis_text(value) -> str:
-    if value is None:
-        return "off"
-    return f"{value:g}" if isinstance(value, int | float) else str(value)
-
-
-def hparams_name(lr: float, batch_size: int, axes: dict | None = None) -> str:
-    """`lr3e-05-bs16`, then `-reinit2`, `-llrd0.8`, `-freezehalf` for the technique axes the
-    recipe lists (`axes`: name → this point's value)."""
-    tags = "".join(f"-{AXIS_TAGS[k]}{_axis_text(v)}" for k, v in (axes or {}).items())
-    return f"lr{lr:g}-bs{batch_size}{tags}"
-
-
-def grid_points(resolved: dict) -> list[tuple[float, int, dict]]:
-    """The recipe's grid: (lr, batch size, listed technique axes → value) per point."""
-    listed = [k for k in AXIS_TAGS if isinstance(resolved.get(k), list | tuple)]
-    points = []
-    for lr, bs, *values in itertools.product(
-        _as_list(resolved["lr"]),
-        _as_list(resolved["batch_size"]),
-        *(resolved[k] for k in listed),
-    ):
-        points.append((lr, bs, dict(zip(listed, values, strict=True))))
-    return points
 
 
 def resolve_recipe(config: dict, name: str, _seen: tuple = ()) -> dict:
@@ -172,10 +146,6 @@ def resolve_recipe(config: dict, name: str, _seen: tuple = ()) -> dict:
     return {**base, **recipe}
 
 
-def _as_list(value) -> list:
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
 def _epochs_for(epochs, task: str, where: str) -> int:
     if isinstance(epochs, dict):
         if task in epochs:
@@ -192,7 +162,7 @@ def cell_options(
     """Every option a cell's result depends on; they become the rule's params (rerun trigger).
     `axes`: this grid point's values of the technique hyperparameters the recipe lists."""
     resolved = resolve_recipe(config, recipe)
-    spec = TASKS[task]
+    spec = get_task(task, config)
     task_cfg = (config.get("tasks") or {}).get(task) or {}
     options = {k: v for k, v in resolved.items() if k not in ("lr", "batch_size", *COSMETIC_KEYS)}
     options.update(axes or {})
@@ -201,9 +171,9 @@ def cell_options(
         model_source=config["models"][model].get("path") or config["models"][model]["hub_id"],
         task=task,
         recipe=recipe,
-        lr=float(lr),
-        batch_size=int(batch_size),
-        hparams=hparams_name(lr, batch_size, axes),
+        lr=None if lr is None else float(lr),
+        batch_size=None if batch_size is None else int(batch_size),
+        hparams=SELECTED if lr is None else hparams_name(lr, batch_size, axes),
         epochs=_epochs_for(resolved["epochs"], task, f"recipes.{recipe}"),
         max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
         code_version=str(config.get("code_version", "1")),
@@ -211,6 +181,15 @@ def cell_options(
     # revision, cased, add_prefix_space, trust_remote_code: only those the model's entry sets,
     # so cells of other models keep their params
     options.update(model_settings(model, config["models"][model]))
+    if resolved.get("hparams_from"):
+        # chosen by the search (blurbflow.results.selected); epochs: the searches' budget, an
+        # upper bound for the job's resources until the selection sets it
+        sources = hparams_sources(resolved)
+        budgets = [
+            _epochs_for(resolve_recipe(config, s)["epochs"], task, f"recipes.{s}") for s in sources
+        ]
+        options.update(dict.fromkeys(SELECTED_KEYS), epochs=max(budgets), hparams=SELECTED)
+        options.update(hparams_from=sources, selection=selection_file(model, task, recipe))
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"
@@ -223,7 +202,7 @@ def input_key(task: str, options: dict) -> str:
     `L512` (HoC). Options that only change training (lr, head, pooling …) are not part of it, so
     changing them never re-tokenizes; `resources/tokenized/{model}/{task}/{key}` is the folder."""
     parts = [f"L{int(options['max_length'])}"]
-    for name in INPUT_OPTIONS[TASKS[task].type]:
+    for name in get_task(task).kind.input_options:
         value = options.get(name, GU_DEFAULTS[name])
         if value not in INPUT_VALUES[name]:
             raise ConfigError(f"{name}: {value!r} is not one of {', '.join(INPUT_VALUES[name])}")
@@ -245,84 +224,13 @@ def parse_input_key(key: str) -> dict:
     return {**{name: GU_DEFAULTS[name] for name in INPUT_VALUES}, **options}
 
 
-def _seed_list(seeds) -> list[int]:
-    return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
-
-
-def study_seeds(study: dict, task: str | None = None) -> list[int]:
-    """The seeds of a study: a count (1..N), a list, or a mapping task → count or list with a
-    `default` (Gu et al.: `{default: 5, biosses: 10, pubmedqa: 10, bioasq: 10}`). With a mapping
-    and no `task`, the union over the study's tasks."""
-    seeds = study["seeds"]
-    if not isinstance(seeds, dict):
-        return _seed_list(seeds)
-    if task is None:
-        return sorted({s for t in study.get("tasks", []) for s in study_seeds(study, t)})
-    if task in seeds:
-        return _seed_list(seeds[task])
-    if "default" in seeds:
-        return _seed_list(seeds["default"])
-    raise ConfigError(f"seeds: no entry for task {task!r} and no `default`")
-
-
-def runs_on(study: dict, recipe: str, model: str, task: str) -> bool:
-    """Whether the study runs `recipe` for `model` on `task`: `recipe_scope` limits a recipe to
-    some of the study's tasks and/or models (Tinn: techniques searched on the small tasks only;
-    reinit up to 3 layers on BASE models, up to 6 on LARGE)."""
-    scope = (study.get("recipe_scope") or {}).get(recipe) or {}
-    return task in scope.get("tasks", [task]) and model in scope.get("models", [model])
-
-
-def check_study_selection(config: dict) -> None:
-    """The study keys that change what runs and what a table selects: `recipe_scope`, `choose`
-    (per model and task, the recipe of a group best on dev) and `reference_models`
-    (hyperparameters chosen per task on those models, applied to all)."""
-    for name, study in config.get("studies", {}).items():
-        where, recipes = f"studies.{name}", study.get("recipes", [])
-        for recipe, scope in (study.get("recipe_scope") or {}).items():
-            if recipe not in recipes:
-                raise ConfigError(f"{where}.recipe_scope.{recipe}: not one of the study's recipes")
-            for key in ("tasks", "models"):
-                for item in scope.get(key, []):
-                    if item not in study.get(key, []):
-                        raise ConfigError(
-                            f"{where}.recipe_scope.{recipe}.{key}: {item!r} is not one of the "
-                            f"study's {key}"
-                        )
-        grouped: dict[str, str] = {}
-        for label, members in (study.get("choose") or {}).items():
-            if label in config.get("recipes", {}) or label in recipes:
-                raise ConfigError(f"{where}.choose.{label}: the label names a recipe; rename it")
-            if len(members) < 2:
-                raise ConfigError(
-                    f"{where}.choose.{label}: list at least two recipes to choose from"
-                )
-            for member in members:
-                if member not in recipes:
-                    raise ConfigError(
-                        f"{where}.choose.{label}: {member!r} is not one of the study's recipes"
-                    )
-                if member in grouped:
-                    raise ConfigError(
-                        f"{where}.choose: {member!r} is in both {grouped[member]!r} and {label!r}"
-                    )
-                grouped[member] = label
-        if study.get("baseline") in grouped:
-            raise ConfigError(
-                f"{where}.baseline: {study['baseline']!r} is chosen among in "
-                f"`choose.{grouped[study['baseline']]}`; the baseline must be a recipe of its own"
-            )
-        for model in study.get("reference_models") or []:
-            if model not in study.get("models", []):
-                raise ConfigError(
-                    f"{where}.reference_models: {model!r} is not one of the study's models"
-                )
-
-
 def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Cell]:
     """All cells of the selected studies (all by default), keyed by their output folder."""
     check_names(config)
     check_study_selection(config)
+    for name in config.get("recipes", {}):
+        if resolve_recipe(config, name).get("hparams_from"):
+            check_hparams_from(config, name, resolve_recipe)
     cells: dict[str, Cell] = {}
     for name, study in config.get("studies", {}).items():
         if studies is not None and name not in studies:
@@ -342,6 +250,8 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
                     if previous is not None and previous.options != cell.options:
                         raise grid_collision(recipe, cell.hparams, previous.options, cell.options)
                     cells[cell.path] = cell
+    if studies is None:  # a subset may take its searches from studies left out
+        check_sources_run(cells, config.get("studies", {}))
     return cells
 
 

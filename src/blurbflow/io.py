@@ -1,4 +1,4 @@
-"""Atomic file output: every artefact is written to a temporary sibling and renamed (DESIGN §10),
+"""Atomic file output: every artefact is written to a temporary sibling and renamed (docs/),
 so a killed job never leaves a half-written file that a later step could read."""
 
 from __future__ import annotations

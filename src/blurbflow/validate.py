@@ -13,7 +13,9 @@ import math
 import re
 from pathlib import Path, PurePosixPath
 
-from blurbflow.tasks import TASKS
+from blurbflow.errors import ConfigError
+from blurbflow.tasks.custom import check_section
+from blurbflow.tasks.registry import BUILTIN, all_tasks
 
 # Model, task, recipe and study names become folders and command-line words: letters, digits,
 # `.`, `_`, `-`, no leading dot (never `.`/`..`/hidden), at most 64 characters.
@@ -30,10 +32,6 @@ MAX_SEED = 2**31 - 1  # a seed value
 MAX_GRID = 100  # hyperparameter grid points per recipe
 MAX_CELLS = 200_000  # cells of the whole config (config.yaml: ~13,000)
 BUILT_MODELS = "resources/models"  # where `build:` models are built (rule build_demo_model)
-
-
-class ConfigError(ValueError):
-    """A config problem, reported with the key path that is wrong and how to fix it."""
 
 
 def did_you_mean(name: str, known) -> str:
@@ -86,6 +84,12 @@ def _known(item, known, where: str, kind: str, extra: str = "") -> None:
         )
 
 
+def _tasks(config: dict, files: bool = False) -> dict:
+    """Every task the config may name: BLURB's and its own (`tasks:` entries with a `type`)."""
+    check_section(config.get("tasks"), BUILTIN, files)
+    return all_tasks(config)
+
+
 def _check_seeds(seeds, where: str) -> int:
     """The number of seeds of one task, bounded."""
     if isinstance(seeds, bool) or not isinstance(seeds, int | list):
@@ -108,7 +112,7 @@ def _check_studies(config: dict) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for name, study in _dict(config.get("studies")).items():
         study = _dict(study)
-        for key, known in (("models", models), ("tasks", TASKS), ("recipes", recipes)):
+        for key, known in (("models", models), ("tasks", _tasks(config)), ("recipes", recipes)):
             for item in _list(study.get(key)):
                 _known(item, known, f"studies.{name}.{key}", key[:-1])
         tasks = _list(study.get("tasks"))
@@ -157,7 +161,7 @@ def _check_recipes(config: dict) -> dict[str, int]:
     for where, options in sections.items():
         for task in _dict(options.get("epochs")):
             if task != "default":
-                _known(task, TASKS, f"{where}.epochs.{task}", "task", " (or `default`)")
+                _known(task, _tasks(config), f"{where}.epochs.{task}", "task", " (or `default`)")
     grids = {}
     for name in _dict(config.get("recipes")):
         size, lists = _grid_size(resolve_recipe(config, name))
@@ -194,7 +198,7 @@ def _check_models(config: dict) -> None:
     for name, spec in _dict(config.get("models")).items():
         spec, where = _dict(spec), f"models.{name}"
         for task in _list(spec.get("corpus_tasks")):
-            _known(task, TASKS, f"{where}.corpus_tasks", "task")
+            _known(task, _tasks(config), f"{where}.corpus_tasks", "task")
         hub_id, revision = spec.get("hub_id"), spec.get("revision")
         if isinstance(hub_id, str) and (
             not re.fullmatch(HUB_ID_PATTERN, hub_id) or ".." in hub_id or "--" in hub_id
@@ -242,8 +246,7 @@ def check_names(config: dict) -> None:
     check_safe_names(config)
     check_finite(config)
     counts = _check_studies(config)
-    for name in _dict(config.get("tasks")):
-        _known(name, TASKS, f"tasks.{name}", "task")
+    _tasks(config)
     grids = _check_recipes(config)
     _check_models(config)
     _check_path(config.get("hf_cache"), "hf_cache", writes=True)
@@ -253,7 +256,8 @@ def check_names(config: dict) -> None:
 
 
 def check_local_models(config: dict) -> None:
-    """A study's local (`path:`, not built) model must exist before any job asks for it."""
+    """A study's local (not built) model and the config's task files exist before any job."""
+    _tasks(config, files=True)
     used = {m for s in _dict(config.get("studies")).values() for m in _list(_dict(s).get("models"))}
     for name, spec in _dict(config.get("models")).items():
         path = _dict(spec).get("path")

@@ -32,6 +32,7 @@ import yaml
 from blurbflow.data.generate import generate_source
 from blurbflow.tasks.sources import SOURCES
 
+from data_helpers import replace_line
 from workflow_helpers import REPO, copy_workflow, snakemake
 
 pytestmark = pytest.mark.e2e
@@ -274,10 +275,6 @@ def test_missing_bioasq_download_says_where_to_get_and_put_it(download_run):
 # --------------------------------------------------------------------------------------------
 
 
-def _replace_line(path: Path, number: int, new: str) -> None:
-    lines = path.read_text(encoding="utf-8").split("\n")
-    lines[number - 1] = new
-    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 def _first_line(path: Path, predicate, after: int = 0) -> tuple[int, str]:
@@ -306,19 +303,19 @@ def prepare_run(tmp_path_factory):
     # TSV: a third column on a token line of the NER training file
     path = raw / "ncbidisease/train.tsv"
     number, line = _first_line(path, lambda s: s.count("\t") == 1, after=100)
-    _replace_line(path, number, line + "\textra")
+    replace_line(path, number, line + "\textra")
     bad["ncbidisease"] = (path, number)
     # JSON: a stray word after a value inside the PubMedQA records
     path = raw / "pubmedqa/ori_pqal.json"
     number, line = _first_line(path, lambda s: s.strip().startswith('"YEAR"'), after=200)
-    _replace_line(path, number, line.replace(",", " oops,"))
+    replace_line(path, number, line.replace(",", " oops,"))
     bad["pubmedqa"] = (path, number)
     # XML: an unescaped `&` in a sentence of the first DDI training document
     index = raw / "blurb-index/data_generation/indexing/DDI/train_files.tsv"
     first_doc = index.read_text().split("\n")[0].strip()
     path = raw / "ddi/DDIextraction_2013" / first_doc
     number, line = _first_line(path, lambda s: "<sentence " in s)
-    _replace_line(path, number, line.replace(' text="', ' text="A & B ', 1))
+    replace_line(path, number, line.replace(' text="', ' text="A & B ', 1))
     bad["ddi"] = (path, number)
     before = (workdir / "resources/data/biosses/stats.json").stat().st_mtime_ns
     run = snakemake(

@@ -8,15 +8,15 @@ rule aggregate:
     output:
         "results/cells.parquet",
     params:
-        config=CONFIG_JSON,
+        config_hash=CONFIG_HASH,  # the script reads the config itself; any edit re-aggregates
     log:
         "results/logs/aggregate.log",
     resources:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} aggregate --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/aggregate.py"
 
 
 rule tables:
@@ -25,13 +25,13 @@ rule tables:
     output:
         TABLE_FILES,
     params:
-        config=CONFIG_JSON,
+        config_hash=CONFIG_HASH,
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
         "results/logs/tables.log",
     resources:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} tables --config-json {params.config:q} --cells {input:q} "
-        "--out-dir results/tables > {log:q} 2>&1"
+    script:
+        "../scripts/tables.py"

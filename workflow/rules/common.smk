@@ -163,7 +163,7 @@ if _SLURM.get("gpu_partition"):
 # `-e ${BLURBFLOW_ROOT}` (pip expands the variable), as the env file is read from a copy elsewhere.
 USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 BLURBFLOW_ENV = "../../envs/blurbflow.yaml" if USE_CONDA else None
-os.environ["BLURBFLOW_ROOT"] = str(Path(workflow.basedir).resolve())
+os.environ.update(BLURBFLOW_ROOT=str(Path(workflow.basedir).resolve()))  # read by pip only
 # Rules run workflow/scripts/*.py with `script:`: Snakemake starts them with its own interpreter
 # (sys.executable, never a PATH lookup), or the conda env's python under conda deployment.
 

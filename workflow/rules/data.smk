@@ -1,4 +1,4 @@
-# Raw sources → prepared parquet in the uniform schema (DESIGN §4).
+# Raw sources → prepared parquet in the uniform schema (docs/data.md).
 
 
 if DATA_SOURCE == "generated":
@@ -14,9 +14,8 @@ if DATA_SOURCE == "generated":
             **SLURM_CPU,
         conda:
             BLURBFLOW_ENV
-        shell:
-            "{BLURBFLOW} generate --source {wildcards.source:q} --seed {params.seed:q} "
-            "--out {output:q} > {log:q} 2>&1"
+        script:
+            "../scripts/generate.py"
 
 else:
 
@@ -35,24 +34,26 @@ else:
             "results/logs/raw/{source}.log",
         conda:
             BLURBFLOW_ENV
-        shell:
-            "{BLURBFLOW} fetch --source {wildcards.source:q} --mirror={params.mirror:q} "
-            "--manual-dir {params.manual:q} --out {output:q} > {log:q} 2>&1"
+        script:
+            "../scripts/fetch.py"
 
 
 rule prepare:
     input:
-        lambda wildcards: [f"resources/raw/{s}" for s in TASKS[wildcards.task].sources],
+        lambda wildcards: prepare_inputs(wildcards.task),
     output:
         multiext(
             "resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"
         ),
+    params:
+        raw_root=lambda wildcards, input: os.path.dirname(input[0]),
+        out=lambda wildcards, output: os.path.dirname(output[0]),
+        task=lambda wildcards: definition(wildcards.task),  # a task of one's own: its entry
     log:
         "results/logs/prepare/{task}.log",
     resources:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} prepare --task {wildcards.task:q} --raw-root resources/raw "
-        "--out resources/data/{wildcards.task:q} > {log:q} 2>&1"
+    script:
+        "../scripts/prepare.py"

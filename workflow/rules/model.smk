@@ -7,7 +7,7 @@ rule build_demo_model:
     output:
         directory("resources/models/{model}"),
     params:
-        spec=lambda wildcards: json.dumps(config["models"][wildcards.model], sort_keys=True),
+        spec=lambda wildcards: dict(sorted(config["models"][wildcards.model].items())),
     threads: 2
     log:
         "results/logs/models/{model}.log",
@@ -15,5 +15,5 @@ rule build_demo_model:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} build-model --spec {params.spec:q} --out {output:q} {input:q} > {log:q} 2>&1"
+    script:
+        "../scripts/build_model.py"

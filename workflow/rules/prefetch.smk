@@ -22,10 +22,8 @@ rule prefetch_model:
         "results/logs/prefetch/{marker}.log",
     conda:
         BLURBFLOW_ENV
-    shell:
-        "HF_HUB_OFFLINE=0 {BLURBFLOW} prefetch "
-        "--hub-id {params.hub_id:q} --revision {params.revision:q} --cache-dir {params.cache:q} "
-        "--out {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/prefetch.py"
 
 
 # No output, so it runs whenever it is asked for: it checks every marker's snapshot and
@@ -39,5 +37,5 @@ rule prefetch:
         "results/logs/prefetch/check.log",
     conda:
         BLURBFLOW_ENV
-    shell:
-        "HF_HUB_OFFLINE=0 {BLURBFLOW} prefetch-check {input.markers:q} > {log:q} 2>&1"
+    script:
+        "../scripts/prefetch_check.py"

@@ -1,4 +1,4 @@
-# One self-contained HTML report (DESIGN §8).
+# One self-contained HTML report (docs/results.md).
 
 
 rule report:
@@ -8,7 +8,6 @@ rule report:
     output:
         "results/report.html",
     params:
-        config=CONFIG_JSON,
         config_hash=CONFIG_HASH,
     log:
         "results/logs/report.log",
@@ -16,22 +15,25 @@ rule report:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} report --config-json {params.config:q} --config-hash {params.config_hash:q} "
-        "--cells {input.cells:q} --out {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/report.py"
 
 
 onerror:
     # A failed job (--keep-going ran everything else) must not cost the report: it is built
     # from what finished, listing failed and missing cells with their errors, and left stale
-    # so the next run re-runs the failed jobs (blurbflow.cli report-after-failure).
+    # so the next run re-runs the failed jobs (blurbflow.steps.report_after_failure).
     if report_requested():
-        shell(
-            # the host's interpreter: this handler runs in the snakemake process, not in a job
-            "mkdir -p results/logs && {BLURBFLOW_HOST} report-after-failure "
-            "--config-json {CONFIG_JSON:q} --config-hash {CONFIG_HASH:q} "
-            "--cells results/cells.parquet --partial {PARTIAL_CELLS:q} "
-            "--out-dir results/tables --out results/report.html "
-            "> results/logs/report-after-failure.log 2>&1"
+        from blurbflow.steps import report_after_failure, run_in_process
+
+        run_in_process(
+            "results/logs/report-after-failure.log",
+            report_after_failure,
+            config=config,
+            config_hash=CONFIG_HASH,
+            cells="results/cells.parquet",
+            partial=PARTIAL_CELLS,
+            out_dir="results/tables",
+            out="results/report.html",
         )
         print("blurbflow: some jobs failed; results/report.html lists them with their errors")

@@ -10,16 +10,13 @@ rule tokenize:
         directory("resources/tokenized/{model}/{task}/{input_key}"),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
-        settings=lambda wildcards: model_settings_json(wildcards.model),
+        settings=lambda wildcards: model_settings_dict(wildcards.model),
+        data=lambda wildcards, input: os.path.dirname(input.data[0]),
     log:
         "results/logs/tokenize/{model}/{task}/{input_key}.log",
     resources:
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
-    shell:
-        "{BLURBFLOW} tokenize --task {wildcards.task:q} "
-        "--data resources/data/{wildcards.task:q} --model-name {wildcards.model:q} "
-        "--tokenizer {params.tokenizer:q} --settings {params.settings:q} "
-        "--input-key {wildcards.input_key:q} "
-        "--out {output:q} > {log:q} 2>&1"
+    script:
+        "../scripts/tokenize_task.py"

@@ -1,15 +1,23 @@
-# Validate the config before anything else, each error naming the key path and the fix: unknown
-# keys, unsafe names (they become folders and command arguments), non-finite numbers, the JSON
-# schema, references to models/tasks/recipes, bounded sizes, safe paths, missing local models
-# (blurbflow.validate); then Snakemake's `validate` fills the schema's defaults.
+# Validate the config once, while the workflow is read and before any job, each error naming the
+# key path and the fix: unknown keys, unsafe names (they become folders and command arguments),
+# non-finite numbers, the JSON schema, references to models/tasks/recipes, bounded sizes, safe
+# paths, missing local models (blurbflow.validate), and each study's table layout (a dimension
+# with several values must be a row or a column, else the table would hide it). Snakemake's
+# `validate` fills the schema's defaults. Reading the workflow writes and deletes nothing.
 import yaml
 
+from blurbflow.results.tables import study_layout
 from blurbflow.validate import ConfigError, check_config
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
 try:
     check_config(config, yaml.safe_load(open(workflow.source_path(CONFIG_SCHEMA))))
+    for _name, _study in config["studies"].items():
+        try:
+            study_layout(_study)
+        except ValueError as err:
+            raise ConfigError(f"studies.{_name}.table: {err}") from None
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 validate(config, CONFIG_SCHEMA)

@@ -1,4 +1,4 @@
-"""Safe archive extraction: every entry must land inside the target folder (DESIGN §10).
+"""Safe archive extraction: every entry must land inside the target folder (docs/reliability.md).
 
 An entry with an absolute path, a `..` component, a link, or a device file is refused with a
 message naming the archive and the entry; a truncated or corrupt archive is reported as such.

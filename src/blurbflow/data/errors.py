@@ -1,4 +1,4 @@
-"""The one error type of the data layer: a raw input that is missing or malformed (DESIGN §10)."""
+"""The one error type of the data layer: a raw input that is missing or malformed (docs/)."""
 
 from __future__ import annotations
 

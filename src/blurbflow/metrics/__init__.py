@@ -1,4 +1,4 @@
-"""Metrics (DESIGN §7): pure functions, no torch; every score is ×100 and higher is better."""
+"""Metrics (docs/metrics.md): pure functions, no torch; every score is ×100 and higher is better."""
 
 from blurbflow.metrics.blurb import BLURB_TYPES, blurb_label, blurb_score, types_present
 from blurbflow.metrics.chance import chance_baseline
@@ -8,6 +8,7 @@ from blurbflow.metrics.scores import (
     compute_metric,
     entity_f1,
     hoc_micro_f1,
+    macro_f1,
     micro_f1,
     pearson,
     pico_macro_f1,
@@ -24,6 +25,7 @@ __all__ = [
     "compute_metric",
     "entity_f1",
     "hoc_micro_f1",
+    "macro_f1",
     "micro_f1",
     "pearson",
     "pico_macro_f1",

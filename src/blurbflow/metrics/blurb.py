@@ -1,5 +1,5 @@
-"""The BLURB score (DESIGN §7): macro average over task types, so the five NER datasets weigh
-as much as the single STS dataset."""
+"""The BLURB score: macro average over task types, so the five NER datasets weigh as much as the
+single STS dataset (docs/ and README "Report and statistics")."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import math
 from collections.abc import Iterable, Mapping
 
 from blurbflow.tasks.registry import TASK_TYPES, get_task
+from blurbflow.tasks.types import BLURB_TYPES as PAPER_TYPES
 
-BLURB_TYPES: tuple[str, ...] = TASK_TYPES  # ner, pico, re, sts, doccls, qa: the papers' order
+# Every task type in table order: BLURB's six in the papers' order (ner, pico, re, sts, doccls,
+# qa), then the types beyond BLURB (users' own tasks).
+BLURB_TYPES: tuple[str, ...] = TASK_TYPES
 
 
 def types_present(tasks: Iterable[str]) -> list[str]:
-    """The task types of `tasks`, in BLURB order."""
+    """The task types of `tasks`, in table order."""
     present = {get_task(task).type for task in tasks}
     return [t for t in BLURB_TYPES if t in present]
 
@@ -33,8 +36,8 @@ def blurb_score(scores: Mapping[str, float]) -> float:
 
 
 def blurb_label(tasks: Iterable[str]) -> str:
-    """'BLURB' when every task type is present, else e.g. 'BLURB (ner, re)'."""
+    """'BLURB' when the tasks span exactly BLURB's six types, else e.g. 'BLURB (ner, re)'."""
     present = types_present(tasks)
-    if len(present) == len(BLURB_TYPES):
+    if present == list(PAPER_TYPES):
         return "BLURB"
     return f"BLURB ({', '.join(present)})"

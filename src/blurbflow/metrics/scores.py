@@ -1,4 +1,4 @@
-"""The BLURB metrics (DESIGN §7): pure functions of gold and predicted labels, each returning ×100.
+"""BLURB metrics (docs/metrics.md): pure functions of gold and predicted labels, each ×100.
 
 Every metric here is "higher is better"; hyperparameter selection and the tables rely on that.
 """
@@ -109,7 +109,7 @@ def hoc_micro_f1(
 
     True/false positives and false negatives are pooled over every abstract × label cell, then
     one F1 is computed (LinkBERT's BLURB evaluation). BLUE instead averages an F1 per abstract;
-    the two differ, so this choice is fixed here and documented (DESIGN §7).
+    the two differ, so this choice is fixed here and documented (docs/metrics.md).
     `labels` restricts the scored labels (the 10 hallmarks); empty means every label seen.
     """
     _check_lengths(gold, pred)
@@ -123,6 +123,22 @@ def hoc_micro_f1(
         fp += len(p - g)
         fn += len(g - p)
     return _f1(tp, fp, fn)
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str] = ()) -> float:
+    """Single-label classification: the mean F1 over the labels (each label's own F1)."""
+    _check_lengths(gold, pred)
+    pairs = [(str(g), str(p)) for g, p in zip(gold, pred, strict=True)]
+    names = [str(label) for label in labels] or sorted({g for g, _ in pairs})
+    per_label = [
+        _f1(
+            sum(g == x and p == x for g, p in pairs),
+            sum(g != x and p == x for g, p in pairs),
+            sum(g == x and p != x for g, p in pairs),
+        )
+        for x in names
+    ]
+    return sum(per_label) / len(per_label) if per_label else 0.0
 
 
 def accuracy(gold: Sequence, pred: Sequence) -> float:
@@ -141,6 +157,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "pearson": pearson,
     "hoc_micro_f1": hoc_micro_f1,
     "accuracy": accuracy,
+    "macro_f1": macro_f1,
 }
 
 
@@ -160,13 +177,13 @@ def metric_options(spec: TaskSpec) -> dict:
         return {"positive_label": positive_label(spec)}
     if spec.metric == "pico_macro_f1":
         return {"labels": [label for label in spec.labels if label != "O"]}
-    if spec.metric == "hoc_micro_f1":
+    if spec.metric in ("hoc_micro_f1", "macro_f1"):
         return {"labels": spec.labels}
     return {}
 
 
 def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
-    """The task's primary metric ×100 (DESIGN §7)."""
+    """The task's primary metric ×100 (docs/metrics.md)."""
     try:
         metric = METRICS[spec.metric]
     except KeyError:

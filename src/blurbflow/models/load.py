@@ -1,4 +1,4 @@
-"""Load tokenizers and models through transformers' Auto* classes, safely (DESIGN §10):
+"""Load tokenizers and models through transformers' Auto* classes, safely (docs/reliability.md):
 no `trust_remote_code` unless a model's config asks for it; safetensors preferred; `.bin` only
 through torch's weights_only loader (transformers 5.23 `modeling_utils.load_state_dict` calls
 `torch.load(..., weights_only=weights_only)`, True by default; `load_for_task` also passes
@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from blurbflow.models.spm import check_sentencepiece
 from blurbflow.tasks import TaskSpec
 
 # Entity markers of `re_input: markers`, added as special tokens in this order, so that the
@@ -118,6 +119,7 @@ def load_tokenizer(
     from transformers import AutoTokenizer
 
     source = str(source)
+    check_sentencepiece(source)
     prefix = _prefix_space(source, add_prefix_space, trust_remote_code)
     kwargs = {} if prefix is None else {"add_prefix_space": prefix}
     tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
@@ -246,21 +248,19 @@ def load_for_task(
         AutoModelForTokenClassification,
     )
 
-    token_level = spec.type in ("ner", "pico")
+    token_level, problem_type = spec.kind.token_level, spec.kind.problem_type
     labels = list(spec.labels if labels is None else labels)
     config_kwargs = dropout_settings(source, dropout, trust_remote_code)
-    if spec.type == "sts":
-        config_kwargs.update(num_labels=1, problem_type="regression")
+    if problem_type == "regression":
+        config_kwargs.update(num_labels=1, problem_type=problem_type)
     else:
         config_kwargs.update(
             num_labels=len(labels),
             id2label=dict(enumerate(labels)),
             label2id={label: i for i, label in enumerate(labels)},
         )
-        if spec.type == "doccls":
-            config_kwargs["problem_type"] = "multi_label_classification"
-        elif not token_level:
-            config_kwargs["problem_type"] = "single_label_classification"
+        if problem_type:  # token classification has none
+            config_kwargs["problem_type"] = problem_type
     config = AutoConfig.from_pretrained(
         source, trust_remote_code=trust_remote_code, **config_kwargs
     )

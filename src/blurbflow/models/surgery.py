@@ -1,4 +1,4 @@
-"""Layer surgery for the layer-specific recipes (DESIGN §6): freeze, re-initialise, remove the
+"""Layer surgery for the layer-specific recipes (docs/recipes.md): freeze, re-initialise, remove the
 encoder's layers and build layer-wise learning-rate groups.
 
 The layout is read from the loaded modules, not the model name: BiomedELECTRA checkpoints are
@@ -21,19 +21,30 @@ def encoder_parts(model: nn.Module) -> tuple[nn.Module, nn.ModuleList, nn.Module
     encoder = getattr(base, "encoder", None)
     layers = getattr(encoder, "layer", None)
     embeddings = getattr(base, "embeddings", None)
+    kind = type(base).__name__
+    if hasattr(encoder, "albert_layer_groups"):
+        raise UnsupportedLayout(_shared_layers(kind, base.config))
     if not isinstance(layers, nn.ModuleList) or embeddings is None:
-        kind = type(base).__name__
-        shared = (
-            " (ALBERT shares one layer across depths)"
-            if hasattr(encoder, "albert_layer_groups")
-            else ""
-        )
         raise UnsupportedLayout(
             f"{kind}: layer surgery needs `embeddings` and an `encoder.layer` list (BERT, ELECTRA, "
-            f"RoBERTa){shared}; use a recipe without freeze_lower/layerwise_lr_decay/reinit_top/"
-            "remove_top for this model"
+            f"RoBERTa); use a recipe without {SURGERY_OPTIONS} for this model"
         )
     return embeddings, layers, getattr(base, "pooler", None)
+
+
+SURGERY_OPTIONS = "freeze_lower/layerwise_lr_decay/reinit_top/remove_top"
+
+
+def _shared_layers(kind: str, config) -> str:
+    depth = getattr(config, "num_hidden_layers", "?")
+    groups = getattr(config, "num_hidden_groups", 1)
+    return (
+        f"{kind}: ALBERT shares its layer weights across depths ({depth} layers computed by "
+        f"{groups} shared layer group{'s' if groups != 1 else ''}), so there is no separate "
+        "top or lower layer to re-initialise, freeze, remove or give its own learning rate: any "
+        f"such change would hit every depth at once. Use a recipe without {SURGERY_OPTIONS} "
+        "for this model"
+    )
 
 
 def resolve_freeze(freeze_lower, num_layers: int) -> int:

@@ -1,4 +1,4 @@
-"""The self-contained HTML report (DESIGN §8); it only reads results."""
+"""The self-contained HTML report (docs/results.md); it only reads results."""
 
 from blurbflow.report.render import render_report
 

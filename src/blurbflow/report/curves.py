@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from blurbflow.results.tables import entry_label
+from blurbflow.report.overview import entry_label
 
 PANEL = {"width": 230, "height": 130, "left": 36, "right": 8, "top": 8, "bottom": 22}
 KEYS = ["model", "task", "recipe", "hparams", "seed"]

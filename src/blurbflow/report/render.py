@@ -15,24 +15,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
 from blurbflow.report.curves import task_curves
-from blurbflow.results.aggregate import STATUSES
+from blurbflow.report.overview import blurb_overview
+from blurbflow.report.seeds import seed_sections
+from blurbflow.results.formats import entry_text
+from blurbflow.results.schema import STATUSES
 from blurbflow.results.selection import shown_study
 from blurbflow.results.stats import baseline_tests, compute_spent, failure_rates
-from blurbflow.results.tables import (
-    DIMS,
-    STUDY_COLUMNS,
-    blurb_overview,
-    column_labels,
-    entry_label,
-    entry_text,
-    in_study,
-    ordered_tasks,
-    study_cells,
-    study_layout,
-    study_seeds,
-    study_table,
-    table_entries,
-)
+from blurbflow.results.study import DIMS, STUDY_COLUMNS, in_study, study_cells
+from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
 
 MAX_PROBLEM_ROWS = 1000  # failed/diverged cells listed one by one; the rest are counted
 # The overview shows the BLURB table of studies spanning at least this many task types (the
@@ -117,95 +107,6 @@ def _overview_view(overview: pd.DataFrame, study: dict) -> dict | None:
     return {"columns": columns, "rows": rows, "blurb": blurb, "corner": corner}
 
 
-STRIP = {"width": 760, "label_width": 320, "row_height": 20, "top": 8, "axis": 22}
-
-
-def _strip_plot(entries: list[dict], chance: float) -> dict | None:
-    """Coordinates of an SVG strip plot: one row per entry, one dot per ok seed (collapsed
-    seeds, at or below chance on dev, in red)."""
-    values = [s["value"] for e in entries for s in e["seeds"] if s["status"] == "ok"]
-    if not values:
-        return None
-    # The axis spans the seeds, not the chance line: a far-off chance level (0 for NER) would
-    # squeeze the spread that the plot is for; collapsed seeds near chance widen it themselves.
-    lo, hi = min(values), max(values)
-    pad = max((hi - lo) * 0.05, 0.5)
-    lo, hi = lo - pad, hi + pad
-    left, right = STRIP["label_width"], STRIP["width"] - 12
-
-    def x(value: float) -> float:
-        return round(left + (value - lo) / (hi - lo) * (right - left), 1)
-
-    rows = []
-    for i, entry in enumerate(entries):
-        y = STRIP["top"] + i * STRIP["row_height"] + STRIP["row_height"] / 2
-        ok = [s for s in entry["seeds"] if s["status"] == "ok"]
-        mean = sum(s["value"] for s in ok) / len(ok) if ok else math.nan
-        bad = len(entry["seeds"]) - len(ok)
-        rows.append({
-            "label": entry["label"], "y": y,
-            "points": [{"x": x(s["value"]), "collapsed": s["collapsed"],
-                        "title": f"seed {s['seed']}: {s['value']:.2f}"
-                        + (" (dev at or below chance)" if s["collapsed"] else "")}
-                       for s in ok],
-            "mean_x": None if math.isnan(mean) else x(mean),
-            "note": f"{bad} without score" if bad else "",
-        })
-    axis_y = STRIP["top"] + len(entries) * STRIP["row_height"]
-    ticks = [{"x": x(v), "label": f"{v:.1f}"} for v in (lo + pad, (lo + hi) / 2, hi - pad)]
-    return {
-        "width": STRIP["width"], "height": axis_y + STRIP["axis"], "axis_y": axis_y,
-        "left": left, "right": right, "rows": rows, "ticks": ticks,
-        "chance_x": x(chance) if not math.isnan(chance) and lo <= chance <= hi else None,
-    }
-
-
-def _seed_sections(selected: pd.DataFrame, study: dict, curves: dict) -> list[dict]:
-    """Per task: every (model, recipe) entry with every seed's test value or status, and the
-    per-epoch dev curves of `curves` (report.curves.task_curves)."""
-    by_entry: dict[tuple, dict[int, object]] = {}
-    for row in selected.itertuples(index=False):
-        if not pd.isna(row.seed):
-            by_entry.setdefault((row.model, row.task, row.recipe), {})[int(row.seed)] = row
-    sections = []
-    for task in ordered_tasks(study["tasks"]):
-        at_task = selected[selected["task"] == task]
-        observed = {int(s) for s in at_task["seed"].dropna()}
-        expected = study_seeds(study, task) or sorted(observed)
-        seeds = [s for s in expected if s in observed] or expected
-        entries = []
-        for model in study["models"]:
-            for recipe in study["recipes"]:
-                here = by_entry.get((model, task, recipe), {})
-                hparams = sorted({str(r.hparams) for r in here.values() if r.hparams})
-                entries.append({
-                    "label": entry_label(study, model, recipe),
-                    "hparams": ", ".join(hparams) or "–",
-                    "seeds": [_seed_value(seed, here.get(seed)) for seed in seeds],
-                })
-        chance = at_task["chance_test"].dropna()
-        chance_value = float(chance.mean()) if len(chance) else math.nan
-        sections.append({"task": task, "seeds": seeds, "entries": entries,
-                         "chance": chance_value, "plot": _strip_plot(entries, chance_value),
-                         "curves": curves.get(task)})
-    return sections
-
-
-def _seed_value(seed: int, row) -> dict:
-    if row is None:
-        return {"seed": seed, "status": "absent", "value": math.nan, "text": "–",
-                "collapsed": False}
-    value = float(row.test) if not pd.isna(row.test) else math.nan
-    if row.status == "ok" and not math.isnan(value):
-        collapsed = pd.isna(row.dev) or (
-            not pd.isna(row.chance_dev) and float(row.dev) <= float(row.chance_dev)
-        )
-        return {"seed": seed, "status": "ok", "value": value, "text": f"{value:.1f}",
-                "collapsed": bool(collapsed)}
-    return {"seed": seed, "status": row.status, "value": value, "text": row.status,
-            "collapsed": False}
-
-
 def _records(frame: pd.DataFrame) -> list[dict]:
     return frame.to_dict("records") if len(frame) else []
 
@@ -226,7 +127,7 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "counts": status_counts(everything),
         "compute": compute_spent(everything, study),
         "failures": _records(failure_rates(everything, study, selected)),
-        "seed_sections": _seed_sections(selected, study, task_curves(cells, selected, study)),
+        "seed_sections": seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),
     }
 

@@ -1,4 +1,5 @@
-"""Collect every cell's result.json into one frame, results/cells.parquet.
+"""Collect every cell's result.json into one frame, results/cells.parquet, whose columns are
+the fields results/schema.py marks as columns (in its order).
 
 A cell that never wrote its result is a row with status "missing" and one whose file cannot be
 read is "failed", so the tables and the report account for every cell the study asked for.
@@ -26,36 +27,24 @@ from pathlib import Path
 
 import pandas as pd
 
+from blurbflow.config import expand_cells
 from blurbflow.io import write_parquet_atomic
+from blurbflow.results.schema import (
+    CELL_KEYS,
+    COLUMNS,
+    FINISHED,
+    INTEGER_COLUMNS,
+    JSON_COLUMNS,
+    NUMERIC,
+    TEXT_COLUMNS,
+    Result,
+    identity_from_path,
+)
+from blurbflow.results.verify import verify_result
 from blurbflow.tasks.registry import TASKS
 
-IDENTITY = ["model", "task", "recipe", "hparams", "seed"]
+IDENTITY = list(CELL_KEYS)  # the cell's key columns, first in the frame
 GROUP = ["model", "task", "recipe"]  # hparams are selected within each group
-STATUSES = ("ok", "diverged", "failed", "missing")
-NUMERIC = [
-    "dev", "test", "chance_dev", "chance_test", "wall_seconds", "gpu_hours", "peak_memory_mb",
-]
-TEXT = ["task_type", "metric", "status", "error", "device", "started", "finished", "git_commit"]
-JSON_COLUMNS = ["options", "epochs", "versions"]  # nested fields, kept as JSON strings
-COLUMNS = [
-    *IDENTITY, "task_type", "metric", "status", "error", "dev", "test", "selected_epoch",
-    "chance_dev", "chance_test", "wall_seconds", "gpu_hours", "peak_memory_mb", "device",
-    "started", "finished", "git_commit", *JSON_COLUMNS, "path",
-]
-
-
-def identity_from_path(path: str | os.PathLike) -> dict:
-    """Parse `.../{model}/{task}/{recipe}/{hparams}/seed{seed}/result.json`."""
-    parts = os.path.normpath(os.fspath(path)).split(os.sep)  # str ops: 20k paths, no Path()
-    if len(parts) < 6 or not parts[-2].startswith("seed"):
-        raise ValueError(
-            f"{path}: expected .../{{model}}/{{task}}/{{recipe}}/{{hparams}}/seed{{N}}/result.json"
-        )
-    model, task, recipe, hparams, seed_dir = parts[-6:-1]
-    return {
-        "model": model, "task": task, "recipe": recipe, "hparams": hparams,
-        "seed": int(seed_dir.removeprefix("seed")),
-    }
 
 
 def _number(value) -> float:
@@ -75,19 +64,19 @@ def _task_facts(task: str | None) -> dict:
 _encode_json = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":")).encode
 
 
-def _row_from_result(result: dict) -> dict:
+def _row_from_result(result: Result) -> dict:
     if not isinstance(result, dict) or not isinstance(result.get("cell"), dict):
         raise ValueError("no 'cell' object with the cell's identity")
     row = {key: result["cell"].get(key) for key in IDENTITY}
     row["seed"] = int(row["seed"])
     row.update(_task_facts(row["task"]))
-    row.update({key: result[key] for key in TEXT if result.get(key) is not None})
+    row.update({key: result[key] for key in TEXT_COLUMNS if result.get(key) is not None})
     row.update({key: _number(result.get(key)) for key in NUMERIC})
-    selected = result.get("selected_epoch")
-    row["selected_epoch"] = int(selected) if selected is not None else None
+    for key in INTEGER_COLUMNS:
+        row[key] = int(result[key]) if result.get(key) is not None else None
     for key in JSON_COLUMNS:
         row[key] = _encode_json(result.get(key))
-    if row.get("status") not in ("ok", "diverged", "failed"):
+    if row.get("status") not in (*FINISHED, "failed"):
         row["error"] = f"unknown status {row.get('status')!r} in result.json"
         row["status"] = "failed"
     return row
@@ -129,8 +118,6 @@ REJECTED = "rejected: "
 
 
 def _verify(path, raw: bytes, result: dict, options: dict, manifest, rescore: bool | None):
-    from blurbflow.results.verify import verify_result
-
     identity, predictions = None, None
     if rescore is None:  # re-score only what no manifest vouches for
         rescore = manifest is None
@@ -161,7 +148,7 @@ def aggregate(
 ) -> pd.DataFrame:
     """Every cell of the config's studies, verified (see the module's doc); with `drop`, the
     manifest of each job with a rejected seed is removed so that the next run retrains it."""
-    from blurbflow.config import expand_cells
+    from blurbflow.results.selected import apply_selection
 
     rows, manifests = [], {}
     root = "" if os.fspath(root) == "." else os.fspath(root)  # keep paths as the rules write them
@@ -170,7 +157,8 @@ def aggregate(
         if job not in manifests:
             manifests[job] = _read_manifest(job)
         path = os.path.join(root, folder, "result.json")
-        rows.append(load_cell(path, cell.options, manifests[job], rescore))
+        options = apply_selection(cell.options, root, missing_ok=True)  # `hparams_from`
+        rows.append(load_cell(path, options, manifests[job], rescore))
     frame = normalise_types(pd.DataFrame(rows, columns=COLUMNS))
     if drop:
         rejected = frame.loc[frame["error"].fillna("").str.startswith(REJECTED), "path"]
@@ -188,11 +176,11 @@ def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
 def normalise_types(frame: pd.DataFrame) -> pd.DataFrame:
     """Stable dtypes so parquet files of different runs concatenate and compare."""
     frame = frame.copy()
-    frame["seed"] = frame["seed"].astype("Int64")
-    frame["selected_epoch"] = frame["selected_epoch"].astype("Int64")
+    for column in ["seed", *INTEGER_COLUMNS]:
+        frame[column] = frame[column].astype("Int64")
     for column in NUMERIC:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in IDENTITY[:4] + TEXT + JSON_COLUMNS + ["path"]:
+    for column in IDENTITY[:4] + TEXT_COLUMNS + JSON_COLUMNS + ["path"]:
         frame[column] = frame[column].astype("object").where(frame[column].notna(), None)
     return frame
 

@@ -1,4 +1,4 @@
-"""Statistics a study's table alone does not show (DESIGN §8): each recipe against the study's
+"""Statistics a study's table alone does not show (docs/results.md): each recipe against the study's
 baseline over seeds, how often fine-tuning fails per recipe, and the compute spent.
 
 The test. For every (model, task) the per-seed test scores of a recipe and of the baseline,
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from blurbflow.results.selection import recipe_members, shown_study
-from blurbflow.results.tables import in_study, ordered_tasks, seed_scores, study_cells
+from blurbflow.results.study import in_study, ordered_tasks, seed_scores, study_cells
 
 TEST_COLUMNS = [
     "model", "task", "recipe", "baseline", "n", "n_baseline", "mean", "mean_baseline",
@@ -47,6 +47,8 @@ FAILURE_COLUMNS = [
 def welch_p(sample: Sequence[float], baseline: Sequence[float]) -> float:
     """Two-sided Welch's t-test p-value; NaN with fewer than two values on a side or when both
     samples are the same constant (scipy gives 0 for two different constants)."""
+    # here, not at the top: scipy.stats takes 2.4 s to import and every `snakemake` start
+    # imports this package (workflow/rules/validate.smk), which needs no p-value
     from scipy.stats import ttest_ind
 
     if len(sample) < 2 or len(baseline) < 2:
@@ -59,7 +61,7 @@ def welch_p(sample: Sequence[float], baseline: Sequence[float]) -> float:
 def mannwhitney_p(sample: Sequence[float], baseline: Sequence[float]) -> float:
     """Two-sided Mann–Whitney U p-value (exact when small and untied); NaN with fewer than two
     values on a side."""
-    from scipy.stats import mannwhitneyu
+    from scipy.stats import mannwhitneyu  # here: see welch_p
 
     if len(sample) < 2 or len(baseline) < 2:
         return math.nan

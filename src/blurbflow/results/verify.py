@@ -13,10 +13,9 @@ from pathlib import Path
 
 from blurbflow.config import options_json
 from blurbflow.identity import file_sha256, identity_difference
+from blurbflow.results.schema import CELL_KEYS, FINISHED, identity_from_path
 from blurbflow.tasks.registry import TASKS
 
-FINISHED = ("ok", "diverged")
-CELL_KEYS = ("model", "task", "recipe", "hparams", "seed")
 RANGES = {"pearson": (-100.0, 100.0)}  # every other metric (F1, accuracy) is 0 … 100
 PREDICTIONS = "predictions.parquet"
 TOLERANCE = 1e-6  # re-scored test vs the reported one (both computed by the same code)
@@ -27,8 +26,6 @@ def metric_range(metric: str) -> tuple[float, float]:
 
 
 def cell_from_path(path: str | os.PathLike) -> dict | None:
-    from blurbflow.results.aggregate import identity_from_path
-
     try:
         return identity_from_path(path)
     except ValueError:

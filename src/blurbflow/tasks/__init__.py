@@ -1,3 +1,11 @@
-from blurbflow.tasks.registry import TASK_TYPES, TASKS, TaskSpec, get_task
+from blurbflow.tasks.registry import (
+    TASK_TYPES,
+    TASKS,
+    TaskSpec,
+    all_tasks,
+    get_task,
+    get_type,
+    register_tasks,
+)
 
-__all__ = ["TASK_TYPES", "TASKS", "TaskSpec", "get_task"]
+__all__ = ["TASK_TYPES", "TASKS", "TaskSpec", "all_tasks", "get_task", "get_type", "register_tasks"]

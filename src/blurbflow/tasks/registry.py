@@ -1,96 +1,103 @@
-"""The 13 BLURB tasks: type, metric, labels, input length and raw sources (DESIGN §4, §6, §7).
+"""Every task the workflow knows: BLURB's 13 (`blurbflow.tasks.builtin`) plus the config's own
+(`tasks:` entries with a `type`, `blurbflow.tasks.custom`).
 
-A new task is one entry here plus one parser in `blurbflow.data.parsers`.
+`register_tasks(config)` adds a config's own tasks to `TASKS` and exports their definitions in
+`BLURBFLOW_TASKS`, so the job processes Snakemake starts (which inherit its environment, locally
+and on SLURM, where the Snakefile is read again) resolve them too; `get_task(name, config)`
+looks a task up with or without registering.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import os
 
-TASK_TYPES = ("ner", "pico", "re", "sts", "doccls", "qa")
+from blurbflow.tasks.builtin import ENTRIES, HOC_HALLMARKS, NER_LABELS, PICO_LABELS
+from blurbflow.tasks.custom import custom_tasks, local_files
+from blurbflow.tasks.spec import Source, TaskSpec
+from blurbflow.tasks.types import BLURB_TYPES, TASK_TYPES, TYPES, TaskType, get_type
 
-HOC_HALLMARKS = (
-    "activating invasion and metastasis",
-    "avoiding immune destruction",
-    "cellular energetics",
-    "enabling replicative immortality",
-    "evading growth suppressors",
-    "genomic instability and mutation",
-    "inducing angiogenesis",
-    "resisting cell death",
-    "sustaining proliferative signaling",
-    "tumor promoting inflammation",
-)
+ENV = "BLURBFLOW_TASKS"
+BUILTIN: dict[str, TaskSpec] = {spec.name: spec for spec in ENTRIES}
+# Built-ins plus the registered user tasks (the same dict object everywhere it is imported).
+TASKS: dict[str, TaskSpec] = dict(BUILTIN)
 
-
-@dataclass(frozen=True)
-class TaskSpec:
-    name: str
-    type: str  # one of TASK_TYPES
-    metric: str  # a key of blurbflow.metrics.METRICS
-    labels: tuple[str, ...]  # label vocabulary; empty for regression
-    max_length: int  # Gu et al. §5.2 input length in sub-word tokens
-    sources: tuple[str, ...]  # raw sources (see blurbflow.tasks.sources) the parser reads
-    negative_label: str | None = None  # excluded from micro F1 (ChemProt, DDI) or the GAD negative
-    seeds: int = 5  # Gu et al.: 10 for the small, unstable tasks
-    options: dict = field(default_factory=dict)  # parser options (e.g. GAD's train line count)
-
-
-NER_LABELS = ("B", "I", "O")
-PICO_LABELS = ("I-INT", "I-OUT", "I-PAR", "O")
-
-TASKS: dict[str, TaskSpec] = {
-    t.name: t
-    for t in [
-        TaskSpec("bc5chem", "ner", "entity_f1", NER_LABELS, 512, ("bc5chem",)),
-        TaskSpec("bc5disease", "ner", "entity_f1", NER_LABELS, 512, ("bc5disease",)),
-        TaskSpec("ncbidisease", "ner", "entity_f1", NER_LABELS, 512, ("ncbidisease",)),
-        TaskSpec("bc2gm", "ner", "entity_f1", NER_LABELS, 512, ("bc2gm",)),
-        TaskSpec("jnlpba", "ner", "entity_f1", NER_LABELS, 512, ("jnlpba",)),
-        TaskSpec("ebmpico", "pico", "pico_macro_f1", PICO_LABELS, 512, ("ebmnlp", "blurb-index")),
-        TaskSpec(
-            "chemprot",
-            "re",
-            "micro_f1",
-            ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
-            256,
-            ("chemprot",),
-            negative_label="false",
-        ),
-        TaskSpec(
-            "ddi",
-            "re",
-            "micro_f1",
-            ("DDI-advise", "DDI-effect", "DDI-false", "DDI-int", "DDI-mechanism"),
-            256,
-            ("ddi", "blurb-index"),
-            negative_label="DDI-false",
-        ),
-        TaskSpec(
-            "gad",
-            "re",
-            "positive_f1",
-            ("0", "1"),
-            128,
-            ("gad",),
-            negative_label="0",
-            options={"train_lines": 4261},
-        ),
-        TaskSpec("biosses", "sts", "pearson", (), 512, ("biosses",), seeds=10),
-        TaskSpec("hoc", "doccls", "hoc_micro_f1", HOC_HALLMARKS, 512, ("hoc", "blurb-index")),
-        TaskSpec(
-            "pubmedqa", "qa", "accuracy", ("maybe", "no", "yes"), 512, ("pubmedqa",), seeds=10
-        ),
-        TaskSpec(
-            "bioasq", "qa", "accuracy", ("no", "yes"), 512, ("bioasq", "blurb-index"), seeds=10
-        ),
-    ]
-}
+__all__ = [
+    "BLURB_TYPES",
+    "BUILTIN",
+    "HOC_HALLMARKS",
+    "NER_LABELS",
+    "PICO_LABELS",
+    "TASKS",
+    "TASK_TYPES",
+    "TYPES",
+    "Source",
+    "TaskSpec",
+    "TaskType",
+    "all_tasks",
+    "definition",
+    "get_task",
+    "get_type",
+    "prepare_inputs",
+    "register_tasks",
+]
 
 
-def get_task(name: str) -> TaskSpec:
+def all_tasks(config: dict | None = None) -> dict[str, TaskSpec]:
+    """The built-in tasks and the config's own (`tasks:` entries with a `type`)."""
+    return {**BUILTIN, **custom_tasks((config or {}).get("tasks"))}
+
+
+def register_tasks(config: dict) -> dict[str, TaskSpec]:
+    """Make the config's own tasks known to this process and to the processes it starts."""
+    definitions = {
+        name: entry
+        for name, entry in ((config or {}).get("tasks") or {}).items()
+        if isinstance(entry, dict) and "type" in entry
+    }
+    tasks = custom_tasks(definitions)
+    for name in [name for name in TASKS if name not in BUILTIN]:
+        del TASKS[name]
+    TASKS.update(tasks)
+    os.environ[ENV] = json.dumps(definitions, sort_keys=True, default=str)
+    return dict(TASKS)
+
+
+def _from_environment() -> None:
+    text = os.environ.get(ENV)
+    if text:
+        TASKS.update(custom_tasks(json.loads(text)))
+
+
+def get_task(name: str, config: dict | None = None) -> TaskSpec:
+    tasks = all_tasks(config) if config is not None else TASKS
     try:
-        return TASKS[name]
+        return tasks[name]
     except KeyError:
-        known = ", ".join(sorted(TASKS))
-        raise KeyError(f"unknown task {name!r}; known tasks: {known}") from None
+        known = ", ".join(sorted(tasks))
+        raise KeyError(
+            f"unknown task {name!r}; known tasks: {known} (a task of your own is a `tasks:` "
+            "entry with a `type` in the config: README 'Your own tasks')"
+        ) from None
+
+
+def prepare_inputs(task: str) -> list[str]:
+    """What the prepare step of `task` reads: its raw source folders, or the local files of a
+    task of one's own (so editing one re-runs its prepare step and everything after it)."""
+    spec = get_task(task)
+    if spec.parser == "local":
+        return local_files(spec)
+    return [f"resources/raw/{source}" for source in spec.sources]
+
+
+def definition(task: str) -> str:
+    """A task of one's own as canonical JSON (a prepare param: editing it re-runs its cells);
+    empty for a built-in task, whose definition changes only with the code."""
+    spec = get_task(task)
+    if spec.builtin:
+        return ""
+    fields = {k: v for k, v in vars(spec).items() if k not in ("raw", "builtin")}
+    return json.dumps(fields, sort_keys=True, default=str)
+
+
+_from_environment()

@@ -7,125 +7,28 @@ data, the loopback mirror and the original hosts all look the same to them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
-CRICHTON = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/master/data"
-
-
-@dataclass(frozen=True)
-class Source:
-    name: str
-    urls: tuple[str, ...]  # original URLs; each is fetched into resources/raw/{name}/
-    archive: bool = False  # extract each fetched file into the source folder
-    manual: str | None = None  # manual download: where to get it (BioASQ needs registration)
-    manual_files: tuple[str, ...] = ()  # archives the user puts into the manual folder
-    nested: tuple[str, ...] = ()  # globs of archives inside archives, extracted in place
-    # sha256 of what the parsers read: glob -> digest over sorted "path  sha256" lines
-    # (blurbflow.data.fetch.tree_digest). Empty where the files are not obtainable here.
-    checksums: dict[str, str] = field(default_factory=dict)
+from blurbflow.tasks.builtin import CRICHTON, ENTRIES
+from blurbflow.tasks.spec import Source
 
 
-def _ner(name: str, folder: str) -> Source:
-    return Source(
-        name, tuple(f"{CRICHTON}/{folder}/{split}.tsv" for split in ("train", "devel", "test"))
-    )
+def _sources() -> dict[str, Source]:
+    """Every raw source of the built-in tasks; a source shared by several tasks (BLURB's split
+    index) must be the same object in each entry."""
+    found: dict[str, Source] = {}
+    for spec in ENTRIES:
+        for source in spec.raw:
+            if found.setdefault(source.name, source) != source:
+                raise RuntimeError(f"task {spec.name}: source {source.name!r} differs from the "
+                                   "one another task declares")
+    return found
 
 
-SOURCES: dict[str, Source] = {
-    s.name: s
-    for s in [
-        _ner("bc5chem", "BC5CDR-chem-IOB"),
-        _ner("bc5disease", "BC5CDR-disease-IOB"),
-        _ner("ncbidisease", "NCBI-disease-IOB"),
-        _ner("bc2gm", "BC2GM-IOB"),
-        _ner("jnlpba", "JNLPBA"),
-        Source(
-            "ebmnlp",
-            ("https://github.com/bepnye/EBM-NLP/raw/master/ebm_nlp_2_00.tar.gz",),
-            archive=True,
-        ),
-        Source(
-            "chemprot",
-            (
-                "https://biocreative.bioinformatics.udel.edu/media/store/files/2017/ChemProt_Corpus.zip",
-            ),
-            archive=True,
-            nested=("ChemProt_Corpus/*.zip",),
-        ),
-        Source(
-            "ddi",
-            (
-                "https://github.com/zhangyijia1979/hierarchical-RNNs-model-for-DDI-extraction/raw/master/"
-                "DDIextraction2013/DDIextraction_2013.tar.gz",
-            ),
-            archive=True,
-        ),
-        Source(
-            "gad",
-            ("https://huggingface.co/datasets/bigbio/gad/resolve/main/data/REdata.zip",),
-            archive=True,
-        ),
-        Source(
-            "biosses",
-            (
-                "https://huggingface.co/datasets/bigscience-biomedical/biosses/raw/main/"
-                "annotation_pairs_scores.tsv",
-            ),
-        ),
-        Source(
-            "hoc",
-            ("https://github.com/sb895/Hallmarks-of-Cancer/archive/refs/heads/master.zip",),
-            archive=True,
-        ),
-        Source(
-            "pubmedqa",
-            (
-                "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json",
-                "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/test_ground_truth.json",
-            ),
-        ),
-        Source(
-            "blurb-index",
-            ("https://microsoft.github.io/BLURB/sample_code/data_generation.tar.gz",),
-            archive=True,
-        ),
-        Source(
-            "bioasq",
-            (),
-            manual=(
-                "BioASQ 7b needs a free registration at "
-                "http://participants-area.bioasq.org/datasets/ : "
-                "download BioASQ-training7b.zip and Task7BGoldenEnriched.zip"
-            ),
-            manual_files=("BioASQ-training7b.zip", "Task7BGoldenEnriched.zip"),
-        ),
-    ]
-}
-
-# What the parsers read, per source: the files whose sha256 is pinned in tasks/checksums.py.
+SOURCES: dict[str, Source] = _sources()
+# What the parsers read, per source: the files whose sha256 is pinned in the task entries.
 READS: dict[str, tuple[str, ...]] = {
-    **{
-        n: ("train.tsv", "devel.tsv", "test.tsv")
-        for n in ("bc5chem", "bc5disease", "ncbidisease", "bc2gm", "jnlpba")
-    },
-    "gad": ("GAD/*/*.tsv",),
-    "biosses": ("annotation_pairs_scores.tsv",),
-    "hoc": ("Hallmarks-of-Cancer-master/text/*.txt", "Hallmarks-of-Cancer-master/labels/*.txt"),
-    "pubmedqa": ("ori_pqal.json", "test_ground_truth.json"),
-    "blurb-index": ("data_generation/indexing/*/*.tsv",),
-    "chemprot": ("ChemProt_Corpus/chemprot_*/*.tsv",),
-    "ddi": ("DDIextraction_2013/*/*/*.xml",),
+    name: tuple(source.checksums) for name, source in SOURCES.items() if source.checksums
 }
-
-
-def _pin_checksums() -> None:
-    from blurbflow.tasks.checksums import CHECKSUMS
-
-    for name, digests in CHECKSUMS.items():
-        SOURCES[name] = replace(SOURCES[name], checksums=dict(digests))
-
-
-_pin_checksums()
+__all__ = ["CRICHTON", "READS", "SOURCES", "Source"]
 
 # Where each source's files lie inside resources/raw/{source}/ (members the parsers read).
 LAYOUT = {

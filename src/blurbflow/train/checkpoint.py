@@ -2,10 +2,10 @@
 timed-out SLURM job resumes on retry and ends with the metrics of an uninterrupted run.
 
 The checkpoint holds everything the loop's future depends on: weights, optimizer and schedule
-state, the torch RNG (dropout) and the batch shuffler, and, mid-epoch, the epoch's batch order
-and position. It is loaded with `weights_only=True` and only when its key — the cell's options
-and identity (model content, tokenized inputs, data) — is identical; otherwise it is discarded
-and the log says which part differed.
+state, the torch RNG (dropout), the batch shuffler, fp16's gradient scaler and, mid-epoch, the
+epoch's batch order and position. It is loaded with `weights_only=True` and only when its key —
+the cell's options and identity (model content, tokenized inputs, data) — is identical;
+otherwise it is discarded and the log says which part differed.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class LoopState:
     records: list[dict] = field(default_factory=list)  # finished epochs' metrics
     best_predictions: dict | None = None
     last_predictions: dict | None = None
+    scaler: dict | None = None  # fp16's loss scale and its growth count (train/loop.py)
 
 
 class SigtermFlag:

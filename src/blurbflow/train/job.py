@@ -22,15 +22,18 @@ from pathlib import Path
 
 from blurbflow.identity import cell_identity, seed_records
 from blurbflow.io import write_json_atomic
-from blurbflow.results.verify import FINISHED, verify_result
+from blurbflow.provenance import where_run
+from blurbflow.results.schema import FINISHED, Result, cell_key
+from blurbflow.results.verify import verify_result
 from blurbflow.train import CellsFailed, Preempted
+from blurbflow.train.cell import train_cell
 
 __all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
 
 
-def read_result(result_path: Path) -> tuple[dict | None, str | None]:
-    """The parsed result.json, or None and why not."""
+def read_result(result_path: Path) -> tuple[Result | None, str | None]:
+    """The parsed result.json (results/schema.py), or None and why not."""
     try:
         return json.loads(Path(result_path).read_text()), None
     except FileNotFoundError:
@@ -41,7 +44,7 @@ def read_result(result_path: Path) -> tuple[dict | None, str | None]:
 
 def finished_result(
     result_path: Path, options: dict, identity: dict | None = None
-) -> tuple[dict | None, str | None]:
+) -> tuple[Result | None, str | None]:
     """(result, None) if `result_path` verifies for a cell of `options` and `identity`, else
     (None, why it is retrained)."""
     result, problem = read_result(result_path)
@@ -50,11 +53,10 @@ def finished_result(
     return (result, None) if problem is None else (None, problem)
 
 
-def failure_result(options: dict, error: BaseException) -> dict:
-    from blurbflow.train.cell import where_run
-
+def failure_result(options: dict, error: BaseException) -> Result:
+    """The result.json of a seed that raised: what it was and why it failed."""
     return {
-        "cell": {k: options[k] for k in ("model", "task", "recipe", "hparams", "seed")},
+        "cell": cell_key(options),
         "options": options,
         "status": "failed",
         "error": ANSI.sub("", f"{type(error).__name__}: {error}"),
@@ -73,8 +75,9 @@ def run_cell_job(
     threads: int = 1,
 ) -> dict[int, str]:
     """Run (or keep) every seed; write the manifest `seeds.json` only if none failed."""
-    from blurbflow.train.cell import train_cell
+    from blurbflow.results.selected import apply_selection
 
+    options = apply_selection(options)  # a `hparams_from` recipe: the setting its search chose
     identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
     errors = []

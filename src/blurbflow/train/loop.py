@@ -23,12 +23,18 @@ CHECK_STEPS = 50
 
 
 class Steps:
-    def __init__(self, model, optimizer, scheduler, device, settings: dict, progress: Progress):
+    def __init__(
+        self, model, optimizer, scheduler, device, settings: dict, progress: Progress, state=None
+    ):
+        """`state`: the checkpoint.LoopState the loop goes on from (a resumed fp16 run gets its
+        loss scale back: a fresh scale of 2**16 would skip steps until it backed off again)."""
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
         self.device, self.progress = device, progress
         self.precision = devices.choose_precision(settings["precision"], device)
         devices.configure(device, self.precision)
         self.scaler = devices.grad_scaler(self.precision)
+        if self.scaler is not None and state is not None and state.scaler:
+            self.scaler.load_state_dict(state.scaler)
         self.batching, self.max_grad_norm = settings["batching"], settings.get("max_grad_norm")
         self.pending: list[torch.Tensor] = []
         hidden = int(getattr(model.config, "hidden_size", 768))
@@ -68,6 +74,8 @@ class Steps:
         when one is due; returns the divergence error, or None."""
         if not (force or len(self.pending) >= CHECK_STEPS or self.progress.due()):
             return None
+        if force and self.scaler is not None:  # forced before every checkpoint save
+            state.scaler = self.scaler.state_dict()  # reads the scale: a sync, so only here
         values = torch.stack(self.pending).tolist() if self.pending else []
         self.pending = []
         state.losses.extend(values)

@@ -1,4 +1,4 @@
-"""Tagging schemes for the word-level tasks (recipe option `tagging`, DESIGN §6).
+"""Tagging schemes for the word-level tasks (recipe option `tagging`, docs/recipes.md).
 
 Gold tags are converted to the scheme for training, and predicted tags are decoded back to the
 prepared (gold) format before scoring, so the metric always sees what it sees for `BIO`.

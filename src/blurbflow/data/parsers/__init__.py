@@ -1,7 +1,8 @@
 """Raw-file parsers: `parse_task(task, raw_root)` reads `raw_root/{source}/...` for the task's
-sources and returns train/dev/test frames in the uniform schema (DESIGN §4, `COLUMNS`).
+sources (a user task: its own files) and returns train/dev/test frames in its type's columns.
 
-A new task is one registry entry plus one parser registered in `PARSERS`.
+A task entry names its parser (`TaskSpec.parser`, a key of `PARSERS`); a new format is one
+module here plus its key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.data.parsers import bioasq, biosses, conll, ddi, ebmpico, gad, hoc, pubmedqa
+from blurbflow.data.parsers import (
+    bioasq,
+    biosses,
+    conll,
+    ddi,
+    ebmpico,
+    gad,
+    hoc,
+    local,
+    pubmedqa,
+)
 from blurbflow.data.parsers import chemprot as chemprot_parser
 from blurbflow.data.parsers.common import COLUMNS, SPLITS
 from blurbflow.tasks.registry import TaskSpec, get_task
@@ -19,7 +30,7 @@ from blurbflow.tasks.registry import TaskSpec, get_task
 Parser = Callable[[TaskSpec, Path], dict[str, pd.DataFrame]]
 
 PARSERS: dict[str, Parser] = {
-    **{name: conll.parse for name in ("bc5chem", "bc5disease", "ncbidisease", "bc2gm", "jnlpba")},
+    "conll": conll.parse,
     "gad": gad.parse,
     "biosses": biosses.parse,
     "hoc": hoc.parse,
@@ -28,6 +39,8 @@ PARSERS: dict[str, Parser] = {
     "ddi": ddi.parse,
     "ebmpico": ebmpico.parse,
     "bioasq": bioasq.parse,
+    "local": local.parse,  # users' own files (README "Your own tasks")
+    "hub": local.parse,  # users' Hugging Face datasets
 }
 
 __all__ = ["COLUMNS", "PARSERS", "SPLITS", "parse_task"]
@@ -37,12 +50,12 @@ def parse_task(task: str, raw_root: Path) -> dict[str, pd.DataFrame]:
     """{"train", "dev", "test"} -> frame for `task`, read from `raw_root/{source}/`."""
     spec = get_task(task)
     try:
-        parser = PARSERS[task]
+        parser = PARSERS[spec.parser]
     except KeyError:
-        raise NotImplementedError(f"no parser for task {task!r} yet; parsers exist for "
+        raise NotImplementedError(f"task {task!r}: no parser {spec.parser!r}; parsers exist for "
                                   f"{', '.join(sorted(PARSERS))}") from None
     frames = parser(spec, Path(raw_root))
-    expected = list(COLUMNS[spec.type])
+    expected = list(spec.kind.columns)
     for split in SPLITS:  # guard the contract every later step relies on
         if list(frames[split].columns) != expected:
             raise RuntimeError(f"parser for {task} returned columns {list(frames[split].columns)} "

@@ -1,4 +1,4 @@
-"""ChemProt (BioCreative VI track 5), prepared exactly as BLURB does (DESIGN §4).
+"""ChemProt (BioCreative VI track 5), prepared exactly as BLURB does (docs/data.md).
 
 Layout under `raw/chemprot/` after download and extraction (the inner zips are extracted in
 place into `ChemProt_Corpus/`):

@@ -11,33 +11,12 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError, redownload
+from blurbflow.tasks.types import TYPES
 
 SPLITS = ("train", "dev", "test")
 
-# The uniform prepared schema per task type (DESIGN §4); every frame starts with id and split.
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "ner": ("id", "split", "tokens", "tags"),
-    "pico": ("id", "split", "tokens", "tags"),
-    # re: `text` has the entities replaced by markers; `original_text` with the e1/e2 character
-    # spans (e1 starts first) and entity types lets marker inputs be built; None where the
-    # source gives no spans (GAD).
-    "re": (
-        "id",
-        "split",
-        "text",
-        "label",
-        "original_text",
-        "e1_start",
-        "e1_end",
-        "e2_start",
-        "e2_end",
-        "e1_type",
-        "e2_type",
-    ),
-    "sts": ("id", "split", "text_a", "text_b", "score"),
-    "doccls": ("id", "split", "text", "labels", "sentences", "sentence_labels"),
-    "qa": ("id", "split", "question", "context", "label"),
-}
+# The prepared columns per task type (blurbflow.tasks.types); every frame starts with id, split.
+COLUMNS: dict[str, tuple[str, ...]] = {name: kind.columns for name, kind in TYPES.items()}
 
 
 def read_text(path: Path, source: str) -> str:

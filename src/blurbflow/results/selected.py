@@ -1,0 +1,110 @@
+"""Hyperparameters handed from a search to a final model (recipe key `hparams_from`).
+
+Tinn et al. 2023 train BIOSSES's final model on train+dev "after hyperparameter search is done",
+with the searched setting. The workflow's `select_hparams` rule (workflow/rules/select.smk) reads
+the finished train-only cells of the source recipes for one model and task and writes the choice
+to `results/selection/{model}/{task}/{recipe}.json`; the final job takes that file as an input
+and `apply_selection` turns its options into the ones it trains with, records and verifies.
+
+The choice, on dev only: per source recipe the grid point with the best mean dev over its ok
+seeds (`select_hparams`), then the recipe whose point is best (ties: the first listed). The
+epoch count is the median, rounded up, of the epochs those seeds selected on dev (best epoch
+within the budget): the final model trains that many epochs, its schedule spread over them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from pathlib import Path
+
+import pandas as pd
+
+from blurbflow.grid import SELECTED_KEYS
+from blurbflow.io import write_json_atomic
+from blurbflow.results.aggregate import (
+    COLUMNS,
+    _read_manifest,
+    load_cell,
+    normalise_types,
+    select_hparams,
+)
+from blurbflow.results.selection import choose_recipes
+
+
+def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataFrame:
+    """The cells of the search's jobs (`{"job": folder, "options": …, "seeds": […]}`), each
+    verified against its options and its job's manifest as aggregation verifies it."""
+    rows = []
+    for source in sources:
+        job = os.path.join(root, source["job"])
+        manifest = _read_manifest(job)
+        for seed in source["seeds"]:
+            path = os.path.join(job, f"seed{seed}", "result.json")
+            rows.append(load_cell(path, {**source["options"], "seed": int(seed)}, manifest))
+    return normalise_types(pd.DataFrame(rows, columns=COLUMNS))
+
+
+def choose_setting(cells: pd.DataFrame, recipes: list[str]) -> dict:
+    """The setting the search selected: `from` (recipe, hparams) and the `options` a final
+    model takes (SELECTED_KEYS). Only the choice: the dev scores behind it are in the log and
+    cells.parquet, so new seeds that confirm the choice leave the file's content as it was."""
+    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
+    if ok.empty:
+        where = "/".join(str(cells[k].iloc[0]) for k in ("model", "task")) if len(cells) else "?"
+        raise ValueError(
+            f"{where}: no finished cell of {', '.join(recipes)} to select hyperparameters from "
+            f"({len(cells)} cells, none ok); see those jobs' logs under results/logs/cells"
+        )
+    best = choose_recipes(select_hparams(cells), {"choose": {"search": list(recipes)}})
+    best = best[(best["status"] == "ok") & best["dev"].notna()]
+    first = best.iloc[0]
+    options = json.loads(first["options"])
+    chosen = {key: options.get(key) for key in SELECTED_KEYS}
+    epochs = [int(e) for e in best["selected_epoch"].dropna()]
+    if epochs:  # the best epoch on dev of each seed at the chosen point
+        chosen["epochs"] = math.ceil(statistics.median(epochs))
+    return {"from": {"recipe": str(first["chosen"]), "hparams": str(first["hparams"])},
+            "options": chosen}
+
+
+def select_for_final(sources: list[dict], recipes: list[str], out: str | os.PathLike) -> dict:
+    """The `select_hparams` step: choose from the search's cells, log the evidence, write
+    `out` (Snakemake records its checksum: the same choice re-runs nothing downstream)."""
+    cells = search_cells(sources)
+    selection = choose_setting(cells, recipes)
+    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
+    for (recipe, hparams), part in ok.groupby(["recipe", "hparams"]):
+        epochs = part["selected_epoch"].tolist()
+        print(f"{recipe}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds, "
+              f"best epochs {epochs}")
+    print(f"{len(cells) - len(ok)} of {len(cells)} cells not ok")
+    print(json.dumps(selection, indent=2))
+    write_json_atomic(out, selection)
+    return selection
+
+
+def apply_selection(options: dict, root: str | os.PathLike = ".", missing_ok=False) -> dict:
+    """A final cell's options with what its selection file chose (others: unchanged). The
+    file is missing before the search ran: an error naming the fix, or with `missing_ok` the
+    options as the config gives them (aggregation of a failed run)."""
+    if not options.get("hparams_from"):
+        return options
+    path = Path(root, options["selection"])
+    try:
+        selection = json.loads(path.read_text())
+        chosen, source = selection["options"], selection["from"]
+    except FileNotFoundError:
+        if missing_ok:
+            return options
+        raise FileNotFoundError(
+            f"{path}: no hyperparameter selection for this {', '.join(options['hparams_from'])} "
+            "search yet; run the `select_hparams` step (snakemake does) after the search"
+        ) from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a selection file ({error}); delete it") from None
+    if set(chosen) != set(SELECTED_KEYS):
+        raise ValueError(f"{path}: options {sorted(chosen)}, expected {list(SELECTED_KEYS)}")
+    return {**options, **chosen, "selected_from": f"{source['recipe']}/{source['hparams']}"}

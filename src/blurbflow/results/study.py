@@ -1,0 +1,88 @@
+"""Which cells a study has: its models, tasks, recipes (each only where its `recipe_scope` runs
+it) and seeds, at the hyperparameters selected on dev, and their per-seed test scores. The tables,
+the statistics and the report all read a study's cells through here (docs/results.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from blurbflow.metrics.blurb import BLURB_TYPES
+from blurbflow.results.aggregate import select_hparams
+from blurbflow.results.selection import (
+    choose_recipes,
+    run_recipes,
+    scope_mask,
+    select_on_reference,
+)
+from blurbflow.studies import study_seeds
+from blurbflow.tasks.registry import get_task
+
+DIMS = ("model", "task", "recipe")
+
+
+def seeds_of(study: dict, task: str | None = None) -> list[int] | None:
+    """The study's seeds (of `task`; blurbflow.studies.study_seeds), or None when it names none
+    (every seed counts)."""
+    return None if study.get("seeds") is None else study_seeds(study, task)
+
+
+def ordered_tasks(tasks: Sequence[str]) -> list[str]:
+    """Tasks grouped by BLURB type order, keeping the study's order within a type."""
+    return sorted(tasks, key=lambda task: BLURB_TYPES.index(get_task(task).type))
+
+
+def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
+    """Mask of the study's cells (every status and hyperparameters; every recipe of a `choose`
+    group, each only where its `recipe_scope` runs it)."""
+    keep = (
+        cells["model"].isin(study["models"])
+        & cells["task"].isin(study["tasks"])
+        & cells["recipe"].isin(run_recipes(study))
+        & scope_mask(cells, study)
+    )
+    seeds = study.get("seeds")
+    if isinstance(seeds, dict):
+        allowed = pd.Series(False, index=cells.index)
+        for task in study["tasks"]:
+            allowed |= (cells["task"] == task) & cells["seed"].isin(study_seeds(study, task))
+        keep &= allowed
+    elif seeds is not None:
+        keep &= cells["seed"].isin(study_seeds(study))
+    return keep.fillna(False).astype(bool)
+
+
+# The columns the per-study tables and statistics read: filtering 20k rows of these is several
+# times cheaper than of every column (options, per-epoch records, versions, paths …).
+STUDY_COLUMNS = [
+    "model", "task", "recipe", "hparams", "seed", "status", "dev", "test", "chance_dev",
+    "chance_test", "gpu_hours", "wall_seconds",
+]
+
+
+def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
+    """The study's cells (every status), at the hyperparameters selected on dev over the
+    study's seeds (on its `reference_models` when it names them), each `choose` group reduced
+    to its recipe best on dev (see `results.selection`); only the STUDY_COLUMNS that `cells`
+    has (and `chosen` with groups)."""
+    light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
+    light = light[in_study(light, study)]
+    reference = study.get("reference_models")
+    selected = select_on_reference(light, reference) if reference else select_hparams(light)
+    return choose_recipes(selected, study)
+
+
+def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:
+    """(model, task, recipe) → the test scores of its ok seeds, in seed order."""
+    ok = selected[(selected["status"] == "ok") & selected["test"].notna()]
+    if not len(ok):
+        return {}
+    ok = ok.sort_values("seed", kind="stable")
+    return {key: list(group) for key, group in ok.groupby(list(DIMS), sort=False)["test"]}
+
+
+def diverged_counts(selected: pd.DataFrame) -> dict[tuple, int]:
+    """(model, task, recipe) → how many of its seeds diverged (counted, never averaged in)."""
+    bad = selected[selected["status"] == "diverged"]
+    return {key: len(group) for key, group in bad.groupby(list(DIMS), sort=False)}

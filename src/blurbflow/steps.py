@@ -1,0 +1,217 @@
+"""The workflow's steps as functions of Python values: the rules' entry points
+(workflow/scripts/*.py) and the `blurbflow` command line both call these.
+
+Each step imports its library modules inside: a fetch or prepare job then never pays for torch
+and transformers (~3 s per job process on the 2-core machine)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from blurbflow.train import CellsFailed, Preempted
+
+# A day after the epoch: Snakemake reads an mtime of 0 as "no time" and would skip the check.
+STALE_MTIME = 86400
+
+
+def generate(source: str, out: str, seed: int = 0) -> None:
+    from blurbflow.data.generate import generate_source
+
+    generate_source(source, Path(out), seed=int(seed))
+
+
+def fetch(source: str, out: str, mirror: str | None = None, manual_dir: str | None = None) -> None:
+    from blurbflow.data.fetch import fetch_source
+
+    manual = Path(manual_dir) if manual_dir else None
+    summary = fetch_source(source, Path(out), mirror=mirror or None, manual_dir=manual)
+    print(json.dumps(summary, indent=2))
+
+
+def prepare(task: str, raw_root: str, out: str) -> None:
+    from blurbflow.data.prepare import prepare_task
+
+    print(json.dumps(prepare_task(task, Path(raw_root), Path(out)), indent=2))
+
+
+def build_model(spec: dict, corpus: list[str], out: str) -> None:
+    from blurbflow.models.build import build_demo_model
+
+    summary = build_demo_model(
+        [Path(p) for p in corpus],
+        Path(out),
+        hidden_size=spec.get("hidden_size", 64),
+        num_layers=spec.get("num_layers", 2),
+        pretrain_epochs=spec.get("pretrain_epochs", 1),
+    )
+    print(json.dumps(summary))
+
+
+def prefetch(hub_id: str, cache_dir: str, out: str, revision: str | None = None) -> None:
+    # The one step that goes online: jobs inherit HF_HUB_OFFLINE=1 (blurbflow.models.prefetch),
+    # and huggingface_hub reads it when first imported, i.e. below.
+    os.environ["HF_HUB_OFFLINE"] = "0"
+    from blurbflow.models.download import prefetch_model, write_marker
+
+    summary = prefetch_model(hub_id, Path(cache_dir), revision=revision)
+    print(json.dumps(write_marker(summary, Path(out)), indent=2))
+
+
+def prefetch_check(markers: list[str]) -> None:
+    os.environ["HF_HUB_OFFLINE"] = "0"
+    from blurbflow.models.download import repair_marker
+
+    for marker in markers:
+        print(repair_marker(Path(marker)), flush=True)
+
+
+def tokenize(
+    task: str,
+    data: str,
+    tokenizer: str,
+    out: str,
+    input_key: str | None = None,
+    max_length: int | None = None,
+    model_name: str | None = None,
+    settings: dict | None = None,
+) -> None:
+    """Encode a prepared task for one tokenizer; `input_key` (e.g. L256-markers) names the input
+    options, or `max_length` alone with the task's default inputs."""
+    from blurbflow.config import input_key as key_of
+    from blurbflow.config import parse_input_key
+    from blurbflow.models.load import load_tokenizer, tokenizer_settings
+    from blurbflow.models.prefetch import model_folder
+    from blurbflow.tasks import get_task
+    from blurbflow.train.encode import encode_task
+
+    spec = get_task(task)
+    key = input_key or key_of(spec.name, {"max_length": max_length})
+    inputs = parse_input_key(key)
+    if key_of(spec.name, inputs) != key:
+        raise ValueError(
+            f"input key {key!r} is not the key of task {spec.name}'s inputs; expected "
+            f"{key_of(spec.name, inputs)!r}"
+        )
+    model = {"model": model_name or tokenizer, "model_source": tokenizer, **(settings or {})}
+    meta = encode_task(
+        spec,
+        Path(data),
+        load_tokenizer(model_folder(model), **tokenizer_settings(model)),
+        inputs["max_length"],
+        Path(out),
+        segment_ids=inputs["segment_ids"],
+        tagging=inputs["tagging"],
+        re_input=inputs["re_input"],
+    )
+    print(json.dumps(meta, indent=2))
+
+
+def finetune(
+    options: dict, seeds: list[int], encoded: str, data: str, out: str, threads: int = 1
+) -> None:
+    from blurbflow.train.job import run_cell_job
+
+    statuses = run_cell_job(
+        dict(options), [int(s) for s in seeds], Path(encoded), Path(data), Path(out),
+        threads=int(threads),
+    )
+    print(json.dumps(statuses))
+
+
+def aggregate(config: dict, out: str, rescore: bool | None = None) -> None:
+    from blurbflow.results.aggregate import aggregate as aggregate_cells
+    from blurbflow.results.aggregate import write_cells
+
+    frame = aggregate_cells(config, rescore=rescore)  # rejected cells' jobs lose their manifest
+    write_cells(frame, Path(out))
+    print(frame["status"].value_counts().to_string())
+
+
+def _write_tables(config: dict, cells, out_dir: Path) -> None:
+    from blurbflow.results.formats import write_table
+    from blurbflow.results.tables import study_table
+
+    for name, study in config["studies"].items():
+        write_table(study_table(cells, name, study), out_dir / name)
+
+
+def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
+    from blurbflow.provenance import collect_provenance
+    from blurbflow.report.render import render_report
+
+    render_report(cells, config["studies"], out, collect_provenance(config, config_hash, cells))
+    print(f"wrote {out}")
+
+
+def tables(config: dict, cells: str, out_dir: str) -> None:
+    import pandas as pd
+
+    _write_tables(config, pd.read_parquet(cells), Path(out_dir))
+
+
+def report(config: dict, config_hash: str, cells: str, out: str) -> None:
+    import pandas as pd
+
+    _write_report(config, config_hash, pd.read_parquet(cells), Path(out))
+
+
+def report_after_failure(
+    config: dict, config_hash: str, cells: str, partial: str, out_dir: str, out: str
+) -> None:
+    """Tables and report of what a failed run finished (the workflow's `onerror`), leaving the
+    aggregation stale so the next run re-runs the failed jobs and everything after them:
+    the complete table (`cells`) is removed, the partial one goes to `partial`, and the report
+    is dated older than the tables it reads (else Snakemake would find nothing to do)."""
+    from blurbflow.results.aggregate import aggregate as aggregate_cells
+    from blurbflow.results.aggregate import write_cells
+
+    Path(cells).unlink(missing_ok=True)
+    frame = aggregate_cells(config)
+    write_cells(frame, Path(partial))
+    _write_tables(config, frame, Path(out_dir))
+    _write_report(config, config_hash, frame, Path(out))
+    os.utime(out, (STALE_MTIME, STALE_MTIME))
+    print(frame["status"].value_counts().to_string())
+
+
+def call(name: str, step, **kwargs) -> int:
+    """Run a step; its exit status as the scheduler should see it, errors on stderr."""
+    try:
+        step(**kwargs)
+    except CellsFailed as exc:
+        print(f"blurbflow {name}: {exc} (see their result.json)", file=sys.stderr)
+        return 1
+    except Preempted as exc:
+        print(f"blurbflow {name}: {exc}", file=sys.stderr)
+        return 143  # as a process killed by SIGTERM: the scheduler retries, the retry resumes
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        print(f"blurbflow {name}: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_rule(log: str, step, **kwargs) -> None:
+    """A rule's script: stdout and stderr go to the rule's log (file descriptors, so what torch
+    or a subprocess writes lands there too), then the step runs and the process exits with its
+    status."""
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as handle:
+        os.dup2(handle.fileno(), 1)
+        os.dup2(handle.fileno(), 2)
+    sys.stdout.reconfigure(line_buffering=True)  # progress lines reach the log as they come
+    sys.stderr.reconfigure(line_buffering=True)
+    sys.stdout.flush()
+    sys.exit(call(step.__name__.replace("_", "-"), step, **kwargs))
+
+
+def run_in_process(log: str, step, **kwargs) -> int:
+    """A step inside the snakemake process itself (the `onerror` handler): its output goes to
+    `log` (Python-level, so Snakemake's own output is left alone); returns its exit status."""
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        with contextlib.redirect_stdout(handle), contextlib.redirect_stderr(handle):
+            return call(step.__name__.replace("_", "-"), step, **kwargs)

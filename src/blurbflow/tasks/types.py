@@ -1,0 +1,177 @@
+"""Task types: everything that differs between kinds of task, as data.
+
+A type says what its prepared frames hold (`columns`), how its input is encoded (`inputs`: the
+encoders in `blurbflow.train.encode`), what it predicts (`target`: the head, the loss and the
+decoding in `blurbflow.train.predict` follow from it), which recipe options change its input,
+which metrics apply and what `stats.json` counts. Code asks the type (`task_type(spec)`), never
+compares type names, so a new type is one entry in `TYPES` (and a new `inputs`/`target` only
+when no existing one fits). The contract test (tests/test_task_registry.py) checks every entry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# target -> (gold column, transformers' problem_type; None: token classification)
+TARGETS: dict[str, tuple[str, str | None]] = {
+    "tags": ("tags", None),  # one label per word
+    "label": ("label", "single_label_classification"),
+    "labels": ("labels", "multi_label_classification"),  # a set of labels per instance
+    "score": ("score", "regression"),
+}
+# inputs -> the prepared columns the encoder reads
+INPUTS: dict[str, tuple[str, ...]] = {
+    "words": ("tokens",),
+    "text": ("text",),
+    "pair": ("text_a", "text_b"),
+    "question": ("question", "context"),
+    "entities": ("text",),
+}
+
+
+def _label_counts(values) -> dict[str, int]:
+    return dict(sorted(Counter(str(v) for v in values).items()))
+
+
+def _ner_stats(frame) -> dict:
+    return {
+        "tokens": int(frame["tokens"].map(len).sum()),
+        "entity_mentions": int(sum(list(tags).count("B") for tags in frame["tags"])),
+    }
+
+
+def _pico_stats(frame) -> dict:
+    """Sentences are the instances; `pico_words` counts the words tagged I-PAR/I-INT/I-OUT."""
+    counts = Counter(tag for tags in frame["tags"] for tag in tags)
+    words = {tag: int(counts.get(tag, 0)) for tag in ("I-INT", "I-OUT", "I-PAR")}
+    return {
+        "tokens": int(frame["tokens"].map(len).sum()),
+        "pico_words": words,
+        "labelled_words": sum(words.values()),
+    }
+
+
+def _doccls_stats(frame) -> dict:
+    labels = (label for labels in frame["labels"] for label in labels)
+    return {
+        "sentences": int(frame["sentences"].map(len).sum()),
+        "label_counts": _label_counts(labels),
+    }
+
+
+def _label_stats(frame) -> dict:
+    return {"label_counts": _label_counts(frame["label"])}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskType:
+    name: str
+    columns: tuple[str, ...]  # the prepared frame of every split, in this order
+    inputs: str  # a key of INPUTS
+    target: str  # a key of TARGETS
+    input_options: tuple[str, ...] = ()  # recipe options that change the encoded input
+    metrics: tuple[str, ...]  # keys of blurbflow.metrics.METRICS; the first is the default
+    stats: Callable = lambda frame: {}  # noqa: E731  (extra per-split counts for stats.json)
+    blurb: bool = True  # one of BLURB's six types (the papers' BLURB score)
+
+    @property
+    def gold_column(self) -> str:
+        return TARGETS[self.target][0]
+
+    @property
+    def problem_type(self) -> str | None:
+        return TARGETS[self.target][1]
+
+    @property
+    def token_level(self) -> bool:
+        return self.target == "tags"
+
+    @property
+    def float_labels(self) -> bool:
+        """Training targets are floats (regression, multi-label), not class ids."""
+        return self.target in ("score", "labels")
+
+
+_RE_COLUMNS = ("original_text", "e1_start", "e1_end", "e2_start", "e2_end", "e1_type", "e2_type")
+
+# BLURB's six in the papers' order first: tables and the BLURB score list types in this order.
+TYPES: dict[str, TaskType] = {
+    t.name: t
+    for t in [
+        TaskType(
+            name="ner",
+            columns=("id", "split", "tokens", "tags"),
+            inputs="words",
+            target="tags",
+            input_options=("tagging",),
+            metrics=("entity_f1",),
+            stats=_ner_stats,
+        ),
+        TaskType(
+            name="pico",
+            columns=("id", "split", "tokens", "tags"),
+            inputs="words",
+            target="tags",
+            input_options=("tagging",),
+            metrics=("pico_macro_f1",),
+            stats=_pico_stats,
+        ),
+        # re: `text` has the entities replaced by placeholders; `original_text` with the e1/e2
+        # character spans (e1 first) lets marker inputs be built; None where the source has none
+        TaskType(
+            name="re",
+            columns=("id", "split", "text", "label", *_RE_COLUMNS),
+            inputs="entities",
+            target="label",
+            input_options=("re_input",),
+            metrics=("micro_f1", "positive_f1", "accuracy", "macro_f1"),
+            stats=_label_stats,
+        ),
+        TaskType(
+            name="sts",
+            columns=("id", "split", "text_a", "text_b", "score"),
+            inputs="pair",
+            target="score",
+            input_options=("segment_ids",),
+            metrics=("pearson",),
+        ),
+        TaskType(
+            name="doccls",
+            columns=("id", "split", "text", "labels", "sentences", "sentence_labels"),
+            inputs="text",
+            target="labels",
+            metrics=("hoc_micro_f1",),
+            stats=_doccls_stats,
+        ),
+        TaskType(
+            name="qa",
+            columns=("id", "split", "question", "context", "label"),
+            inputs="question",
+            target="label",
+            input_options=("segment_ids",),
+            metrics=("accuracy", "macro_f1"),
+            stats=_label_stats,
+        ),
+        # Beyond BLURB: single-label text classification (users' own corpora).
+        TaskType(
+            name="cls",
+            columns=("id", "split", "text", "label"),
+            inputs="text",
+            target="label",
+            metrics=("accuracy", "macro_f1", "micro_f1"),
+            stats=_label_stats,
+            blurb=False,
+        ),
+    ]
+}
+TASK_TYPES: tuple[str, ...] = tuple(TYPES)
+BLURB_TYPES: tuple[str, ...] = tuple(name for name, t in TYPES.items() if t.blurb)
+
+
+def get_type(name: str) -> TaskType:
+    try:
+        return TYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown task type {name!r}; known: {', '.join(TYPES)}") from None

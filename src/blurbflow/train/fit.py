@@ -1,0 +1,133 @@
+"""A cell's training: epochs of optimizer steps, each followed by scoring dev and test, with a
+checkpoint after every epoch and on SIGTERM, so a preempted run resumes where it stopped."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from blurbflow.metrics import compute_metric
+from blurbflow.tasks import TaskSpec
+from blurbflow.train import batching, checkpoint, faults
+from blurbflow.train.checkpoint import LoopState
+from blurbflow.train.inputs import Splits
+from blurbflow.train.loop import Steps
+from blurbflow.train.predict import make_batch, predict
+from blurbflow.train.progress import Progress
+
+
+@dataclass
+class Run:
+    """Everything a cell's training reads, prepared once by `cell.setup`."""
+
+    name: str  # model/task/recipe/hparams/seedN
+    settings: dict  # the options with every default filled: the only copy read
+    spec: TaskSpec
+    splits: Splits
+    train: dict  # the training instances (blurbflow.train.inputs.training_data)
+    cell_dir: Path
+    identity: dict  # blurbflow.identity.cell_identity
+    key: str  # the checkpoint key: options and identity
+    model: object
+    optimizer: object
+    scheduler: object
+    device: object
+    shuffler: random.Random  # the batch order, restored with the checkpoint
+    pad_id: int
+    targets: object  # the label dtype
+    scheme: str  # the tagging scheme the model predicts in
+    entities: bool  # whether batches carry the RE entity positions
+    fault: str | None = None  # blurbflow.train.faults
+    precision: str | None = None  # what the device ran, set by `fit`
+
+    @property
+    def log_path(self) -> Path:
+        return self.cell_dir / "train_log.jsonl"
+
+    def save(self, state: LoopState) -> None:
+        checkpoint.save(
+            self.cell_dir, self.key, state, self.model, self.optimizer, self.scheduler,
+            self.shuffler,
+        )
+
+    def batch(self, rows: list[int]) -> dict:
+        return make_batch(self.train, rows, self.pad_id, self.targets, self.entities)
+
+
+def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
+    """Train from `state` to the last epoch (or divergence: the error is returned). Raises
+    checkpoint.Preempted after saving when SIGTERM arrives."""
+    epochs, batch_size = run.settings["epochs"], int(run.settings["batch_size"])
+    per_epoch = math.ceil(len(run.train["input_ids"]) / batch_size)
+    done = (state.epoch - 1) * per_epoch + state.step
+    progress = Progress(run.name, epochs, per_epoch, done=done)
+    steps = Steps(
+        run.model, run.optimizer, run.scheduler, run.device, run.settings, progress, state
+    )
+    run.precision = steps.precision
+    with checkpoint.SigtermFlag() as sigterm:
+        while state.epoch <= epochs:
+            started = time.monotonic()
+            if error := _train_epoch(run, state, steps, sigterm, resumed):
+                return error
+            record = _evaluate(run, state, started)
+            progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
+            state.epoch, state.step, state.batches, state.losses = state.epoch + 1, 0, None, []
+            if state.epoch <= epochs:
+                run.save(state)
+    return None
+
+
+def _train_epoch(run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool) -> str | None:
+    """The rest of the current epoch's batches; the divergence error, if any."""
+    run.model.train()
+    if state.batches is None:
+        state.batches = batching.train_batches(
+            run.train["length"], int(run.settings["batch_size"]), run.shuffler
+        )
+    for rows in state.batches[state.step :]:
+        if sigterm.raised:
+            steps.sync(state, force=True)
+            run.save(state)
+            raise checkpoint.Preempted(
+                f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
+                "the retry resumes from it"
+            )
+        inject = functools.partial(faults.in_training, run.fault, state.epoch, state.step, resumed)
+        steps.step(run.train["length"], rows, run.batch, inject)
+        state.step += 1
+        if error := steps.sync(state):
+            return error
+    return steps.sync(state, force=True)
+
+
+def _evaluate(run: Run, state: LoopState, started: float) -> dict:
+    """Score dev and test after an epoch; keep the predictions of the best and last epochs."""
+    preds = {
+        split: predict(
+            run.model, run.spec, run.splits.encoded(split), run.settings["eval_batch_size"],
+            run.pad_id, run.targets, run.scheme, run.entities, run.device, run.precision,
+        )
+        for split in ("dev", "test")
+    }
+    record = {
+        "epoch": state.epoch,
+        "train_loss": float(np.mean(state.losses)),
+        "dev": compute_metric(run.spec, run.splits.gold("dev"), preds["dev"]),
+        "test": compute_metric(run.spec, run.splits.gold("test"), preds["test"]),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    if not state.records or record["dev"] > max(r["dev"] for r in state.records):
+        state.best_predictions = preds
+    state.records.append(record)
+    state.last_predictions = preds
+    with run.log_path.open("a") as log:
+        log.write(json.dumps(record) + "\n")
+    return record

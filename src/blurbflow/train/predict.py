@@ -1,0 +1,104 @@
+"""Prediction and decoding: a model's logits turned into predictions shaped like the gold of the
+task's metric (word-level tags, labels, scores, label sets)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from blurbflow.tasks import TaskSpec
+from blurbflow.train import batching, tagging
+from blurbflow.train.device import autocast, to_device
+from blurbflow.train.encode import IGNORE
+
+# TaskType.target -> gold of a prepared frame, in the form the task's metric takes
+GOLD = {
+    "tags": lambda frame: [list(tags) for tags in frame["tags"]],
+    "score": lambda frame: frame["score"].astype(float).tolist(),
+    "labels": lambda frame: [list(labels) for labels in frame["labels"]],
+    "label": lambda frame: frame["label"].astype(str).tolist(),
+}
+
+
+def gold_labels(spec: TaskSpec, frame: pd.DataFrame) -> list:
+    """Gold in the form the task's metric takes (word-level tags, labels, scores, label sets)."""
+    return GOLD[spec.kind.target](frame)
+
+
+def label_dtype(spec: TaskSpec) -> torch.dtype:
+    """The dtype of the training targets: float for regression and multi-label, else class ids."""
+    return torch.float32 if spec.kind.float_labels else torch.long
+
+
+def _decode_tags(spec: TaskSpec, logits, data: dict, rows: list[int], scheme: str) -> list:
+    """Word tags predicted in the `tagging` scheme, decoded back to the prepared format."""
+    labels = tagging.scheme_labels(spec.type, spec.labels, scheme)
+    best = logits.argmax(-1)
+    out = []
+    for r, i in enumerate(rows):
+        mask = torch.tensor(data["labels"][i]) != IGNORE
+        tags = [labels[k] for k in best[r, : len(mask)][mask].tolist()]
+        tags += ["O"] * (data["n_words"][i] - len(tags))  # words cut by truncation
+        out.append(tagging.to_gold_format(tags, scheme, spec.type))
+    return out
+
+
+# TaskType.target -> decoder of a batch's logits into predictions shaped like `gold_labels`
+DECODERS = {
+    "tags": _decode_tags,
+    "score": lambda spec, logits, data, rows, scheme: logits.squeeze(-1).tolist(),
+    "labels": lambda spec, logits, data, rows, scheme: [
+        [spec.labels[k] for k in np.flatnonzero(row)] for row in (logits > 0).tolist()
+    ],
+    "label": lambda spec, logits, data, rows, scheme: [
+        spec.labels[k] for k in logits.argmax(-1).tolist()
+    ],
+}
+
+
+def decode(spec: TaskSpec, logits, data: dict, rows: list[int], scheme: str = "BIO") -> list:
+    """Turn a batch's logits into predictions shaped like `gold_labels`."""
+    return DECODERS[spec.kind.target](spec, logits, data, rows, scheme)
+
+
+def make_batch(
+    data: dict, rows: list[int], pad_id: int, label_dtype, entities: bool = False
+) -> dict:
+    """The padded batch; with `entities`, the RE entity positions that `re_pooling` reads."""
+    batch = batching.collate(data, rows, pad_id, label_dtype)
+    if entities:
+        batch["entity_spans"] = torch.tensor(
+            [[data["e1_span"][i], data["e2_span"][i]] for i in rows], dtype=torch.long
+        )
+        batch["entity_starts"] = torch.tensor(
+            [[data["e1_pos"][i], data["e2_pos"][i]] for i in rows], dtype=torch.long
+        )
+    return batch
+
+
+def predict(
+    model,
+    spec: TaskSpec,
+    data: dict,
+    batch_size: int,
+    pad_id: int,
+    label_dtype,
+    scheme: str = "BIO",
+    entities: bool = False,
+    device=None,
+    precision: str | None = None,
+) -> list:
+    """The decoded prediction of every instance of `data`, in its order."""
+    model.eval()
+    device = device or torch.device("cpu")
+    predictions: list = [None] * len(data["input_ids"])
+    with torch.inference_mode():
+        for rows in batching.eval_batches(data["length"], batch_size):
+            batch = make_batch(data, rows, pad_id, label_dtype, entities)
+            batch.pop("labels")
+            with autocast(device, precision):
+                logits = model(**to_device(batch, device)).logits.float().cpu()
+            for i, value in zip(rows, decode(spec, logits, data, rows, scheme), strict=True):
+                predictions[i] = value
+    return predictions

@@ -1,0 +1,11 @@
+# Rule select_hparams (workflow/rules/select.smk): the setting a `hparams_from` recipe takes.
+from blurbflow.results.selected import select_for_final
+from blurbflow.steps import run_rule
+
+run_rule(
+    snakemake.log[0],
+    select_for_final,
+    sources=snakemake.params.sources,
+    recipes=snakemake.params.recipes,
+    out=snakemake.output[0],
+)

@@ -1,0 +1,15 @@
+# Rule tokenize (workflow/rules/tokenize.smk): encode a task once per (model, task, inputs);
+# not named tokenize.py, which would shadow the standard library module of that name.
+from blurbflow.steps import run_rule, tokenize
+
+run_rule(
+    snakemake.log[0],
+    tokenize,
+    task=snakemake.wildcards.task,
+    data=snakemake.params.data,
+    model_name=snakemake.wildcards.model,
+    tokenizer=snakemake.params.tokenizer,
+    settings=snakemake.params.settings,
+    input_key=snakemake.wildcards.input_key,
+    out=snakemake.output[0],
+)
