@@ -32,9 +32,9 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-# Unit tests only: no snakemake run, no training beyond a few steps of a tiny model (README).
+# Unit tests only: no snakemake run, no download from the mirror, no long training (README).
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not e2e and not slow"
+	$(BIN)/python -m pytest -q -m "not e2e and not slow and not mirror"
 
 # What CI checks before the tests (.ci/run): lint, formatting, and Snakemake's own linter.
 lint: setup

@@ -110,7 +110,11 @@ def test_albert_fine_tunes_without_layer_surgery(albert_folder):
     assert model.config.hidden_dropout_prob == 0.0 and model.config.num_labels == 3
     batch = tokenizer(["what does it inhibit?"] * 4, TEXTS, padding=True, return_tensors="pt")
     labels = torch.tensor([0, 1, 2, 1])
-    groups = parameter_groups(model, 1e-2, 0.01, decay=None)  # no layer-wise decay: no surgery
+    # a recipe without surgery: the cell calls every step with 0 / None, which must pass
+    assert freeze_lower(model, 0) == 0 and freeze_lower(model, None) == 0
+    remove_top(model, 0)
+    reinit_top(model, 0, seed=0)
+    groups = parameter_groups(model, 1e-2, 0.01, decay=None)
     optimizer = torch.optim.AdamW(groups)
     losses = []
     for _ in range(15):
@@ -147,3 +151,36 @@ def test_surgery_on_shared_layers_is_refused_with_the_reason(albert_folder, surg
     assert model.config.num_hidden_layers == 3
     for name, param in model.named_parameters():  # nothing was changed before refusing
         assert param.requires_grad and torch.equal(param, before[name])
+
+
+def test_an_albert_cell_runs_and_surgery_recipes_stop_it(albert_folder, tmp_path):
+    """A whole cell (blurbflow.train.cell) on the ALBERT folder: a recipe without surgery
+    finishes with metrics; one with reinit_top stops before training with the reason."""
+    import pandas as pd
+
+    from blurbflow.config import GU_DEFAULTS
+    from blurbflow.data.generate import generate_source
+    from blurbflow.data.prepare import prepare_task
+    from blurbflow.train.cell import train_cell
+    from blurbflow.train.encode import encode_task
+
+    generate_source("gad", tmp_path / "raw/gad")
+    prepare_task("gad", tmp_path / "raw", tmp_path / "data/gad")
+    small = tmp_path / "data/small"
+    small.mkdir()
+    for split, n in (("train", 64), ("dev", 32), ("test", 32)):
+        frame = pd.read_parquet(tmp_path / f"data/gad/{split}.parquet").head(n)
+        frame.to_parquet(small / f"{split}.parquet")
+    encode_task(get_task("gad"), small, load_tokenizer(albert_folder), 64, tmp_path / "encoded")
+    options = {
+        **GU_DEFAULTS, "model": "albert", "model_source": str(albert_folder), "task": "gad",
+        "recipe": "standard", "hparams": "h", "lr": 1e-3, "batch_size": 16, "epochs": 1,
+        "max_length": 64, "seed": 1, "code_version": "1",
+    }
+    result = train_cell(options, tmp_path / "encoded", small, tmp_path / "cells/a/result.json")
+    assert result["status"] == "ok" and len(result["epochs"]) == 1
+    assert result["metric"] == "positive_f1" and 0.0 <= result["test"] <= 100.0
+    assert result["error"] is None and result["train_instances"] == 64
+    with pytest.raises(UnsupportedLayout, match="shares its layer weights"):
+        train_cell({**options, "reinit_top": 1}, tmp_path / "encoded", small,
+                   tmp_path / "cells/b/result.json")

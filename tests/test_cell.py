@@ -80,6 +80,7 @@ def test_same_cell_twice_gives_identical_metrics(gad):
     assert predictions[0].equals(predictions[1]) and len(predictions[0]) == 200
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_sigterm_mid_epoch_saves_and_the_rerun_resumes_identically(gad, monkeypatch):
     # passes free: every batch runs as several micro-batches (the tiny model would not split)
     monkeypatch.setattr(batching, "pass_cost", lambda device_type, hidden: 0.0)

@@ -85,9 +85,10 @@ def own_tasks(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, "")  # restored after the test: register_tasks exports the tasks
     config = readme_example()
     write_corpora(tmp_path, config)
+    before = dict(TASKS)
     yield config
-    for name in [n for n in TASKS if n in config["tasks"]]:
-        del TASKS[name]
+    TASKS.clear()
+    TASKS.update(before)
 
 
 def test_readme_tasks_parse_prepare_and_record_their_files(own_tasks, tmp_path):

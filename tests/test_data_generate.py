@@ -231,6 +231,7 @@ def test_gad_signal(prepared):
     assert accuracy > _majority(frames["train"], frames["dev"]) + 0.25, accuracy
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_pubmedqa_signal(prepared):
     _, frames = prepared["pubmedqa"]
     for split in ("dev", "test"):
@@ -248,6 +249,7 @@ def test_biosses_signal(prepared):
         assert np.corrcoef(overlap, frame["score"])[0, 1] > 0.7
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_hoc_signal(prepared):
     _, frames = prepared["hoc"]
     binarizer = MultiLabelBinarizer(classes=list(HOC_HALLMARKS))

@@ -51,7 +51,7 @@ def test_final_recipe_runs_once_in_selected_with_its_setting_unknown():
         "lr": None, "batch_size": None, "reinit_top": None, "layerwise_lr_decay": None}
     assert options["epochs"] == 3  # the searches' largest budget: the job's resource bound
     assert options["hparams_from"] == ["search", "deep"] and options["select"] == "last"
-    assert options["selection"] == "results/selection/m/biosses/final.json"
+    assert options["selection_file"] == "results/selection/m/biosses/final.json"
     assert len(cells) == 2 * (4 + 1 + 1)
     searches = search_jobs(cell_jobs(cells))
     assert {p: sorted(j.path.rsplit("/", 2)[1] for j in jobs) for p, jobs in searches.items()} == {
@@ -135,6 +135,7 @@ def run_jobs(root, cfg, recipes):
     return statuses
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_final_job_trains_with_the_selection_and_retrains_only_when_it_changes(
     project, monkeypatch, capsys
 ):
@@ -202,6 +203,7 @@ def planned(output: str) -> list[str]:
                   for rule, wc in jobs)
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_dry_run_plans_search_then_selection_then_final_model(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())

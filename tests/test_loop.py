@@ -1,10 +1,14 @@
-"""The training loop's steps under fp16: the gradient scaler's state goes into the checkpoint and
-comes back on resume (a CPU GradScaler stands in for CUDA's, same state and arithmetic)."""
+"""The training loop's steps: the precision a cell gets, progress lines, losses kept on the
+device until a sync, and under fp16 the gradient scaler's state in the checkpoint (a CPU
+GradScaler stands in for CUDA's: the same state and arithmetic)."""
 
 from __future__ import annotations
 
+import math
 import random
+import warnings
 
+import pytest
 import torch
 
 from blurbflow.train import checkpoint
@@ -83,3 +87,114 @@ def test_a_disabled_or_absent_scaler_leaves_no_state(tmp_path):
     checkpoint.save(tmp_path, "key", state, model, optimizer, scheduler, random.Random(1))
     resumed = checkpoint.load(tmp_path, "key", *parts(), random.Random(1))
     assert resumed.scaler is None and steps_of(*parts(), resumed).scaler is None
+
+
+# --- precision, progress, steps ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requested", "device", "native_bf16", "chosen"),
+    [
+        ("bf16", "cuda", True, "bf16"),
+        ("bf16", "cuda", False, "fp16"),  # emulated bf16 is slower than fp32: fp16 + scaler
+        ("fp16", "cuda", True, "fp16"),
+        ("fp32", "cuda", True, "fp32"),
+        ("bf16", "cpu", True, "fp32"),
+        ("fp16", "cpu", False, "fp32"),
+    ],
+)
+def test_precision_choice_follows_native_gpu_support(
+    monkeypatch, requested, device, native_bf16, chosen
+):
+    from blurbflow.train import device as devices
+
+    asked = []
+
+    def is_bf16_supported(including_emulation=True):
+        asked.append(including_emulation)
+        return native_bf16 or including_emulation  # every CUDA GPU can emulate bf16
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", is_bf16_supported)
+    assert devices.choose_precision(requested, torch.device(device)) == chosen
+    assert all(flag is False for flag in asked)
+    with pytest.raises(ValueError, match="precision: unknown 'tf32'; use one of bf16, fp16, fp32"):
+        devices.choose_precision("tf32", torch.device(device))
+
+
+def test_fp16_gets_a_gradient_scaler_and_the_others_none():
+    from blurbflow.train import device as devices
+
+    assert devices.grad_scaler("bf16") is None and devices.grad_scaler("fp32") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no CUDA here: the scaler is built, disabled
+        assert isinstance(devices.grad_scaler("fp16"), torch.amp.GradScaler)
+
+
+def test_progress_lines_every_two_minutes_and_at_epoch_end():
+    from blurbflow.train.progress import Progress
+
+    now, lines = [1000.0], []
+    progress = Progress("m/t/r/h/seed1", 2, 100, clock=lambda: now[0], write=lines.append)
+    for step in range(1, 101):
+        now[0] += 3.0  # 3 s a step of 32 samples
+        progress.update(samples=32, losses=[0.5 if step <= 40 else 0.25])
+        if progress.due():
+            progress.line(1, step, 2e-5)
+    assert len(lines) == 2  # at 120 s and 240 s: steps 40 and 80
+    assert lines[0] == (
+        "m/t/r/h/seed1: epoch 1/2 step 40/100 (40/200) loss 0.5000 lr 2e-05 10.7 samples/s "
+        "elapsed 0:02:00 ETA 0:08:00"
+    )
+    assert "step 80/100 (80/200) loss 0.2500" in lines[1] and "ETA 0:06:00" in lines[1]
+    progress.line(1, 100, 1e-5, "dev 0.7000")  # the epoch's end, whatever the clock says
+    assert lines[2].startswith("m/t/r/h/seed1: epoch 1/2 step 100/100 (100/200) loss 0.2500")
+    assert lines[2].endswith("ETA 0:05:00 dev 0.7000")
+
+
+def test_progress_eta_of_a_resumed_run_counts_only_its_own_steps():
+    from blurbflow.train.progress import Progress
+
+    now, lines = [0.0], []
+    progress = Progress("c", 3, 10, done=25, clock=lambda: now[0], write=lines.append)
+    now[0] = 50.0  # 5 steps in 50 s, resumed at epoch 3 step 5
+    progress.update(samples=80, losses=[1.0])
+    progress.line(3, 10, 1e-5)
+    assert "(30/30)" in lines[0] and "1.6 samples/s" in lines[0] and "ETA 0:00:00" in lines[0]
+
+
+def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
+    from blurbflow.train.checkpoint import LoopState
+    from blurbflow.train.loop import CHECK_STEPS, Steps
+    from blurbflow.train.progress import Progress
+
+    model = tiny_classifier(layers=1)
+    opt = AdamW(model.parameters(), lr=1e-3)
+    lines = []
+    progress = Progress("c", 1, 8, clock=lambda: 0.0, write=lines.append)
+    settings = {"precision": "bf16", "batching": "bucketed", "max_grad_norm": 1.0}
+    steps = Steps(model, opt, linear_schedule(opt, 8, 0.0), torch.device("cpu"), settings, progress)
+    assert steps.precision == "fp32" and steps.scaler is None
+    steps.pass_tokens = 0.0  # split every batch, as a wide model would
+    data = {"input_ids": [[2, 5, 6, 3], [2, 7, 3], [2, 8, 9, 10, 11, 3]], "label": [0, 1, 1]}
+    data["length"] = [len(x) for x in data["input_ids"]]
+
+    def make(rows):
+        return collate(data, rows, 0, torch.long)
+
+    calls = []
+    make_one = make
+
+    def make(rows):
+        calls.append(rows)
+        return make_one(rows)
+
+    state = LoopState()
+    for _ in range(3):
+        steps.step(data["length"], [0, 1, 2], make, lambda loss: loss)
+        assert steps.sync(state) is None
+    assert state.losses == [] and len(steps.pending) == 3 < CHECK_STEPS and lines == []
+    assert calls[:3] == [[1], [0], [2]]  # each batch ran as 3 length-sorted micro-batches
+    assert steps.sync(state, force=True) is None
+    assert len(state.losses) == 3 and all(math.isfinite(v) for v in state.losses)
+    steps.step(data["length"], [0, 1, 2], make, lambda loss: loss * float("nan"))
+    assert steps.sync(state, force=True).startswith("loss became nan at epoch 1")

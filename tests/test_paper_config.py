@@ -262,6 +262,7 @@ def test_every_study_table_renders_before_any_cell_ran():
 
 # --- the dry run ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_dry_run_of_the_default_config_lists_every_studys_cells(tmp_path):
     workdir = copy_workflow(tmp_path)
     start = time.monotonic()

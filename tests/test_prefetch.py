@@ -131,6 +131,7 @@ def test_offline_cache_loads_the_model_with_the_hub_gone(hub, tiny, tmp_path, mo
     )
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_prefetch_then_offline_job_in_fresh_processes(hub, tiny, tmp_path):
     """The real switches: HF_ENDPOINT for the login node, offline_env() for the job."""
     hub.add_repo("bio/tiny", {**tiny["safetensors"], **DECOYS})

@@ -94,6 +94,7 @@ def as_run(command: str) -> str:
 @pytest.mark.parametrize(
     "command", [c for c in COMMANDS if c in PLAN and PLAN[c].how != "skip" and "mirror=" not in c]
 )
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_command_works_as_typed(clone, command):
     run = run_as_typed(clone, as_run(command))
     assert run.returncode == 0, f"{as_run(command)}\n{run.stderr[-3000:]}"

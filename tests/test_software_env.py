@@ -12,6 +12,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
 import yaml
 
 from workflow_helpers import REPO, _env
@@ -19,6 +20,7 @@ from workflow_helpers import REPO, _env
 SHIPPED = ("Snakefile", "config.yaml", "config", "workflow", "envs", "pyproject.toml", "README.md")
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_env_file_installs_the_package_from_snakemakes_copy(tmp_path):
     repo = tmp_path / "clone"
     repo.mkdir()

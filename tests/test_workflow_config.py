@@ -11,6 +11,8 @@ import yaml
 
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
+pytestmark = pytest.mark.slow  # every test runs snakemake
+
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):

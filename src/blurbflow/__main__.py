@@ -1,4 +1,4 @@
-"""`python -m blurbflow`: the CLI through the interpreter itself (how the rules call it)."""
+"""`python -m blurbflow`: the CLI for people (rules run workflow/scripts/ instead)."""
 
 import sys
 

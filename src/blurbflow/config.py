@@ -189,7 +189,8 @@ def cell_options(
             _epochs_for(resolve_recipe(config, s)["epochs"], task, f"recipes.{s}") for s in sources
         ]
         options.update(dict.fromkeys(SELECTED_KEYS), epochs=max(budgets), hparams=SELECTED)
-        options.update(hparams_from=sources, selection=selection_file(model, task, recipe))
+        path = selection_file(model, task, recipe)
+        options.update(hparams_from=sources, selection_file=path)
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"

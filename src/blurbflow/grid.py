@@ -119,9 +119,10 @@ def search_jobs(jobs: dict) -> dict[str, list]:
     wanted: dict[tuple, list[str]] = {}
     found: dict[str, list] = {}
     for job in jobs.values():
+        path = job.options.get("selection_file")
         for source in job.options.get("hparams_from") or []:
-            wanted.setdefault((job.model, job.task, source), []).append(job.options["selection"])
-            found.setdefault(job.options["selection"], [])
+            wanted.setdefault((job.model, job.task, source), []).append(path)
+            found.setdefault(path, [])
     for job in jobs.values():
         for path in wanted.get((job.model, job.task, job.recipe), []):
             found[path].append(job)

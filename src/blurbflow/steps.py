@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from blurbflow.train import CellsFailed, Preempted
@@ -214,4 +215,8 @@ def run_in_process(log: str, step, **kwargs) -> int:
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as handle:
         with contextlib.redirect_stdout(handle), contextlib.redirect_stderr(handle):
-            return call(step.__name__.replace("_", "-"), step, **kwargs)
+            try:
+                return call(step.__name__.replace("_", "-"), step, **kwargs)
+            except Exception:  # never take the snakemake process down with it: log and go on
+                traceback.print_exc()
+                return 1

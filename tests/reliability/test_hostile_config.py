@@ -170,6 +170,7 @@ def _plant(workdir: Path, name: str, edit) -> str:
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_hostile_config_stops_before_any_job_and_leaves_the_tree_untouched(workdir, fault):
     edit, expected, real = FAULTS[fault]
     configfile = _plant(workdir, fault, edit)
@@ -191,6 +192,7 @@ def test_hostile_config_stops_before_any_job_and_leaves_the_tree_untouched(workd
     assert not list(root.rglob("PWNED")) and not list(root.parent.glob("*ESCAPED*"))
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_control_a_safe_dotted_name_plans_its_own_folders(workdir):
     """The harness can pass: `tinn-llrd-0.8` is a valid name and plans every job under it."""
     configfile = _plant(workdir, "control", _rename("recipes", "layer-specific", "tinn-llrd-0.8"))

@@ -113,6 +113,7 @@ def test_remote_code_is_not_run_without_trust_remote_code(tmp_path):
     assert model(**tokenizer(["aspirin"], return_tensors="pt")).logits.shape == (1, 2)
 
 
+@pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_trust_remote_code_true_reaches_transformers(tmp_path):
     """The control of the test above: with the flag, the same folder's code does run (in a
     fresh process, so that the imported custom module stays out of this one)."""

@@ -15,7 +15,6 @@ from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
-from snakemake.settings.types import DeploymentMethod
 
 try:
     check_names(config)
@@ -158,11 +157,11 @@ SLURM_GPU = {**SLURM_CPU}
 if _SLURM.get("gpu_partition"):
     SLURM_GPU["slurm_partition"] = _SLURM["gpu_partition"]
 
-# Software of every rule, only with --software-deployment-method conda (otherwise None: Snakemake
-# would resolve the env file of every job, seconds on a paper-scale DAG). Its pip section installs
-# `-e ${BLURBFLOW_ROOT}` (pip expands the variable), as the env file is read from a copy elsewhere.
-USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
-BLURBFLOW_ENV = "../../envs/blurbflow.yaml" if USE_CONDA else None
+# Software of every rule, used with --software-deployment-method conda (Snakemake resolves a fixed
+# env path once per rule, so declaring it always costs a paper-scale dry run nothing measurable).
+# Its pip section installs `-e ${BLURBFLOW_ROOT}` (pip expands the variable), as the env file is
+# read from a copy elsewhere.
+BLURBFLOW_ENV = "../../envs/blurbflow.yaml"
 os.environ.update(BLURBFLOW_ROOT=str(Path(workflow.basedir).resolve()))  # read by pip only
 # Rules run workflow/scripts/*.py with `script:`: Snakemake starts them with its own interpreter
 # (sys.executable, never a PATH lookup), or the conda env's python under conda deployment.
@@ -219,8 +218,8 @@ def finetune_inputs(wildcards):
     job = job_of(wildcards)
     recheck(job)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
-    if "selection" in job.options:  # `hparams_from`: the search's choice (select.smk)
-        inputs["selection"] = job.options["selection"]
+    if "selection_file" in job.options:  # `hparams_from`: the search's choice (select.smk)
+        inputs["selection"] = job.options["selection_file"]
     return inputs
 
 

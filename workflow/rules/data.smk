@@ -46,7 +46,7 @@ rule prepare:
             "resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"
         ),
     params:
-        raw_root=lambda wildcards, input: os.path.dirname(input[0]),
+        raw_root="resources/raw",  # every source under it; a task of its own reads its files
         out=lambda wildcards, output: os.path.dirname(output[0]),
         task=lambda wildcards: definition(wildcards.task),  # a task of one's own: its entry
     log:

@@ -53,6 +53,8 @@ def resolve_freeze(freeze_lower, num_layers: int) -> int:
 
 def freeze_lower(model: nn.Module, count) -> int:
     """Freeze the embeddings and the lower `count` layers; returns the number of layers frozen."""
+    if not count:  # no surgery: any layout (ALBERT's too) is fine
+        return 0
     embeddings, layers, _ = encoder_parts(model)
     n = resolve_freeze(count, len(layers))
     if n == 0:

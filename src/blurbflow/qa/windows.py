@@ -91,6 +91,8 @@ def make_windows(
     """Windows of `examples` (dicts with question, context and, for training, answer_texts /
     answer_starts / is_impossible as `read_squad` gives them); no padding (the batcher pads)."""
     _check(tokenizer, max_length, doc_stride, max_question_length)
+    if not examples:
+        return Windows()
     if getattr(tokenizer, "padding_side", "right") != "right":
         raise ValueError("QA windows put the question first: use a right-padding tokenizer")
     questions = _cut_questions(

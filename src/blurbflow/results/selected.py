@@ -92,7 +92,7 @@ def apply_selection(options: dict, root: str | os.PathLike = ".", missing_ok=Fal
     options as the config gives them (aggregation of a failed run)."""
     if not options.get("hparams_from"):
         return options
-    path = Path(root, options["selection"])
+    path = Path(root, options["selection_file"])
     try:
         selection = json.loads(path.read_text())
         chosen, source = selection["options"], selection["from"]

@@ -3,8 +3,8 @@
 A type says what its prepared frames hold (`columns`), how its input is encoded (`inputs`: the
 encoders in `blurbflow.train.encode`), what it predicts (`target`: the head, the loss and the
 decoding in `blurbflow.train.predict` follow from it), which recipe options change its input,
-which metrics apply and what `stats.json` counts. Code asks the type (`task_type(spec)`), never
-compares type names, so a new type is one entry in `TYPES` (and a new `inputs`/`target` only
+which metrics apply and what `stats.json` counts. Code asks the type (`spec.kind`) instead of
+comparing type names, so a new type is one entry in `TYPES` (and a new `inputs`/`target` only
 when no existing one fits). The contract test (tests/test_task_registry.py) checks every entry.
 """
 

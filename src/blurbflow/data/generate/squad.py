@@ -5,7 +5,8 @@ Each paragraph states a few facts in fixed sentence patterns (a chemical inhibit
 gene is expressed in cells, ...) among background sentences; a question names one fact's
 subject and asks for its object, which is the answer span. A tiny model learns to find the
 sentence sharing the question's words and take the span at the pattern's slot. Every tenth
-paragraph is long (more than 200 word pieces), so that contexts span several windows. In v2.0
+paragraph is long (140-190 BERT word pieces, the others 30-70), so that with short windows a
+context spans several. In v2.0
 about a quarter of the questions ask about a fact the paragraph does not state
 (`is_impossible`, with `plausible_answers` as the real files have). Deterministic in `seed`.
 """
