@@ -11,10 +11,8 @@ import pytest
 import yaml
 
 from blurbflow.config import (
-    ConfigError,
     cell_jobs,
     cell_options,
-    check_names,
     expand_cells,
     grid_points,
     options_json,
@@ -34,52 +32,6 @@ PAPER_TABLES = [
     "tinn-table2", "tinn-table3", "tinn-table4", "tinn-table5", "tinn-table6", "tinn-table7",
     "tinn-table8", "tinn-table9", "tinn-table9-biosses",
 ]
-
-
-# --- seeds per task ---------------------------------------------------------------------------
-
-def _study(seeds, tasks=("bc5chem", "biosses")):
-    return {"models": ["m"], "tasks": list(tasks), "recipes": ["r"], "seeds": seeds}
-
-
-def test_seeds_count_list_and_mapping():
-    assert study_seeds(_study(3)) == [1, 2, 3]
-    assert study_seeds(_study([4, 7]), "biosses") == [4, 7]
-    mapping = _study({"default": 5, "biosses": 10})
-    assert study_seeds(mapping, "bc5chem") == [1, 2, 3, 4, 5]
-    assert study_seeds(mapping, "biosses") == list(range(1, 11))
-    assert study_seeds(mapping) == list(range(1, 11))  # no task: the union over the tasks
-    assert study_seeds(_study({"bc5chem": [2], "biosses": 1})) == [1, 2]
-    with pytest.raises(ConfigError, match="no entry for task 'bc5chem'"):
-        study_seeds(_study({"biosses": 10}), "bc5chem")
-
-
-def test_seed_mapping_expands_each_task_with_its_own_seeds():
-    config = {
-        "models": {"m": {"hub_id": "org/m"}},
-        "recipes": {"r": {"lr": [1e-5, 3e-5], "batch_size": 16}},
-        "studies": {"s": _study({"default": 5, "biosses": 10})},
-    }
-    cells = expand_cells(config)
-    assert len(cells) == 2 * (5 + 10)
-    seeds = {task: sorted({c.seed for c in cells.values() if c.task == task})
-             for task in ("bc5chem", "biosses")}
-    assert seeds == {"bc5chem": [1, 2, 3, 4, 5], "biosses": list(range(1, 11))}
-
-
-@pytest.mark.parametrize(
-    ("seeds", "message"),
-    [
-        ({"default": 5, "gad": 10}, "studies.s.seeds.gad: not one of the study's tasks"),
-        ({"biosses": 10}, "studies.s.seeds: no entry for task 'bc5chem'; add it or `default`"),
-    ],
-)
-def test_bad_seed_mappings_are_named(seeds, message):
-    config = {"models": {"m": {"hub_id": "org/m"}}, "recipes": {"r": {}},
-              "studies": {"s": _study(seeds)}}
-    with pytest.raises(ConfigError) as error:
-        check_names(config)
-    assert message in str(error.value)
 
 
 # --- the paper studies ------------------------------------------------------------------------
@@ -235,18 +187,12 @@ def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
     # nothing is held out to select on: one job per model, its setting chosen by the search
     cells = expand_cells(CONFIG)
     final = [c for c in cells.values() if c.recipe == "tinn-biosses-train-dev"]
-    assert {c.hparams for c in final} == {"selected"} and len(final) == 3 * 10
-    assert {c.options["lr"] for c in final} == {None}
-    sources = {tuple(c.options["hparams_from"]) for c in final}
-    assert sources == {("tinn-reinit", "tinn-reinit-deep")}
-    searches = search_jobs(cell_jobs(cells))
-    depths = {
-        path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
-        for path, jobs in searches.items()
-    }
+    assert {(c.hparams, c.options["lr"], tuple(c.options["hparams_from"])) for c in final} == {
+        ("selected", None, ("tinn-reinit", "tinn-reinit-deep"))} and len(final) == 3 * 10
+    depths = {path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
+              for path, jobs in search_jobs(cell_jobs(cells)).items()}  # 6 grid points each
     assert depths == {"pubmedbert": [1, 2, 3], "pubmedbert-large": [1, 2, 3, 4, 5, 6],
                       "pubmedelectra-large": [1, 2, 3, 4, 5, 6]}
-    assert all(len(jobs) == 6 * len(depths[p.split("/")[2]]) for p, jobs in searches.items())
 
 
 def test_every_study_table_renders_before_any_cell_ran():

@@ -3,6 +3,7 @@ the same steps."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,8 @@ import pytest
 import yaml
 
 from blurbflow import cli, steps
+
+from workflow_helpers import REPO
 
 SCRIPT = textwrap.dedent(
     """
@@ -84,3 +87,19 @@ def test_the_cli_takes_the_config_as_a_file_or_as_json(tmp_path, monkeypatch):
         assert cli.main(args) == 0
     assert seen[0] == {"config": config, "cells": "c.parquet", "out_dir": "t"}
     assert seen[1]["config"]["studies"]["demo"]["title"] == "x"
+
+
+def test_every_rule_runs_a_script_of_workflow_scripts_and_none_a_shell_command():
+    """Rules hand Python values to the library (workflow/scripts/); no command line carries
+    the config or options, and every entry point there belongs to a rule."""
+    rules = REPO / "workflow/rules"
+    text = "\n".join(path.read_text() for path in sorted(rules.glob("*.smk")))
+    assert not re.search(r"^\s+shell:", text, re.M)
+    used = set(re.findall(r'^\s+script:\s*\n\s+"\.\./scripts/([\w.]+)"', text, re.M))
+    scripts = {path.name for path in (REPO / "workflow/scripts").glob("*.py")}
+    assert used == scripts
+    # every rule of workflow/rules/ runs its script (the Snakefile's targets only gather inputs)
+    blocks = re.split(r"^\s*rule ", text, flags=re.M)[1:]
+    assert len(blocks) >= 11
+    for block in blocks:
+        assert "script:" in block, block.split(":")[0]
