@@ -194,6 +194,11 @@ def cell_options(
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"
+        if options.get("patience"):
+            raise ConfigError(
+                f"recipes.{recipe}.patience: early stopping needs a held-out dev set, but the "
+                "recipe trains on train+dev; remove `patience` or use `train_on: train`"
+            )
     return options
 
 

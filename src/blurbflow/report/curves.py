@@ -16,14 +16,19 @@ PANEL = {"width": 230, "height": 130, "left": 36, "right": 8, "top": 8, "bottom"
 KEYS = ["model", "task", "recipe", "hparams", "seed"]
 
 
-def _dev_by_epoch(text) -> list[tuple[int, float]]:
+def _dev_by_epoch(text) -> list[tuple[float, float]]:
+    """(epoch, dev) per evaluation; evaluations every N steps (records with `step`) are placed
+    at step / last step × the last record's epoch, so they share the epochs' axis."""
     if not isinstance(text, str) or not text:
         return []
-    return [
-        (int(r["epoch"]), float(r["dev"]))
-        for r in json.loads(text)
+    records = [
+        r for r in json.loads(text)
         if r.get("dev") is not None and math.isfinite(float(r["dev"]))
     ]
+    if records and all("step" in r for r in records):
+        scale = int(records[-1]["epoch"]) / max(int(records[-1]["step"]), 1)
+        return [(int(r["step"]) * scale, float(r["dev"])) for r in records]
+    return [(int(r["epoch"]), float(r["dev"])) for r in records]
 
 
 def _collapsed(row) -> bool:
@@ -65,7 +70,7 @@ def _panels(study: dict, lines: dict, chance: float) -> dict:
     left, right = PANEL["left"], PANEL["width"] - PANEL["right"]
     top, bottom = PANEL["top"], PANEL["height"] - PANEL["bottom"]
 
-    def x(epoch: int) -> float:
+    def x(epoch: float) -> float:
         return round(left + (epoch - 1) / max(last - 1, 1) * (right - left), 1)
 
     def y(value: float) -> float:

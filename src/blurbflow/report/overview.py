@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pandas as pd
 
@@ -18,14 +19,17 @@ def blurb_overview(
 ) -> pd.DataFrame:
     """The overview's BLURB table of a study spanning several task types: one row per
     (model, recipe) entry, one column per task type (the mean over that type's tasks of the
-    per-task mean over seeds), then the BLURB score (the mean of the type columns) and `n`,
-    the fewest ok seeds behind any task. Empty when the study has one task type."""
+    per-task mean over seeds, or median with `statistic: median`), then the BLURB score (the
+    mean of the type columns) and `n`, the fewest ok seeds behind any task. Empty when the
+    study has one task type."""
     study = shown_study(study)
     types = types_present(study["tasks"])
     if len(types) < 2:
         return pd.DataFrame()
     scores = seed_scores(study_cells(cells, study) if selected is None else selected)
     label = blurb_label(study["tasks"])
+    # the study's statistic over seeds (mean, or median as Bio-LM reports)
+    per_task = statistics.median if study.get("statistic") == "median" else _mean
     rows, index = [], []
     for model in study["models"]:
         for recipe in study["recipes"]:
@@ -34,8 +38,7 @@ def blurb_overview(
             for task in study["tasks"]:
                 values = scores.get((model, task, recipe), [])
                 counts.append(len(values))
-                mean = sum(values) / len(values) if values else math.nan
-                by_type[get_task(task).type].append(mean)
+                by_type[get_task(task).type].append(per_task(values) if values else math.nan)
             row = {t: sum(v) / len(v) for t, v in by_type.items()}
             row[label] = sum(row.values()) / len(types)  # NaN if any task has no ok seed
             row["n"] = min(counts)
@@ -50,3 +53,7 @@ def entry_label(study: dict, model: str, recipe: str) -> str:
     """'model / recipe', naming only the dimensions the study varies (the model if neither)."""
     parts = [v for v, d in ((model, "models"), (recipe, "recipes")) if len(study[d]) > 1]
     return " / ".join(parts) or model
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)

@@ -78,17 +78,24 @@ def _table_view(table: pd.DataFrame) -> dict:
     labels = column_labels(table)
     entries = table_entries(table)
     blurb_rows = table.attrs.get("blurb_rows", [])
+    statistic = table.attrs.get("statistic", "mean")
+    other = "mean" if statistic == "median" else "median"  # shown small below each entry
     rows = []
     for row in table.index:
         cells = []
         for label in labels:
             cell = entries[(row, label)]
-            cells.append({"text": entry_text(cell),
-                          "median": _number(cell["median"]), "n": int(cell["n"]),
+            cells.append({"text": entry_text(cell, statistic), "other": other,
+                          "median": _number(cell[other]), "n": int(cell["n"]),
                           "best": bool(cell["best"]), "blurb": label.startswith("BLURB")})
         rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})
+    caption = (
+        "median (IQR: 75th minus 25th percentile) over the seeds that finished ok, with the mean"
+        if statistic == "median"
+        else "mean (std) over the seeds that finished ok, with the median"
+    )
     return {"corner": table.index.name or "", "columns": labels, "rows": rows,
-            "best_rule": table.attrs.get("best_rule", "")}
+            "best_rule": table.attrs.get("best_rule", ""), "caption": caption}
 
 
 def _overview_view(overview: pd.DataFrame, study: dict) -> dict | None:

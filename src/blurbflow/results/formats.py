@@ -1,5 +1,6 @@
 """A study's table (results/tables.py `study_table`) as text: CSV with every number, and
-Markdown and LaTeX with 'mean (std)' per entry, the best in bold, then the medians."""
+Markdown and LaTeX with 'mean (std)' per entry, the best in bold, then the medians; a study with
+`statistic: median` shows 'median (IQR)' first, then the means."""
 
 from __future__ import annotations
 
@@ -24,25 +25,31 @@ def format_entry(mean: float, std: float, n: int, digits: int = 1, diverged: int
     return f"{mean:.{digits}f} ({std:.{digits}f}){note}"
 
 
-def entry_text(entry: dict) -> str:
-    """format_entry of one `table_entries` entry, then `via {recipe}` where a `choose` group
-    picked that recipe on dev."""
+SPREAD = {"mean": "std", "median": "iqr"}  # the spread shown next to each statistic
+
+
+def entry_text(entry: dict, statistic: str = "mean") -> str:
+    """format_entry of one `table_entries` entry ('median (IQR)' for `statistic` median), then
+    `via {recipe}` where a `choose` group picked that recipe on dev."""
     text = format_entry(
-        entry["mean"], entry["std"], int(entry["n"]), diverged=int(entry["diverged"])
+        entry[statistic], entry[SPREAD[statistic]], int(entry["n"]),
+        diverged=int(entry["diverged"]),
     )
     return f"{text} via {entry['chosen']}" if entry.get("chosen") else text
 
 
 def format_table(table: pd.DataFrame, bold: tuple[str, str] = ("**", "**")) -> pd.DataFrame:
-    """Strings 'mean (std)' per table cell, the best entries wrapped in `bold` (Markdown)."""
+    """Strings 'mean (std)' (or 'median (IQR)') per table cell, the best entries wrapped in
+    `bold` (Markdown)."""
     labels = column_labels(table)
     entries = table_entries(table)
+    statistic = table.attrs.get("statistic", "mean")
     grid = []
     for row in table.index:
         texts = []
         for label in labels:
             cell = entries[(row, label)]
-            text = entry_text(cell)
+            text = entry_text(cell, statistic)
             texts.append(f"{bold[0]}{text}{bold[1]}" if cell["best"] else text)
         grid.append(texts)
     return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")
@@ -61,15 +68,17 @@ def _md_escape(text: str) -> str:
 
 def format_medians(table: pd.DataFrame) -> pd.DataFrame:
     """Strings 'median (n=k)' per table cell: the median over seeds and the number of ok seeds
-    (no n on BLURB entries, which summarise several tasks)."""
+    (no n on BLURB entries, which summarise several tasks); the means instead in a table whose
+    statistic is the median."""
     labels = column_labels(table)
     entries = table_entries(table)
     blurb_rows = set(table.attrs.get("blurb_rows", []))
+    other = "mean" if table.attrs.get("statistic") == "median" else "median"
     grid = []
     for row in table.index:
         texts = []
         for label in labels:
-            median, n = entries[(row, label)]["median"], int(entries[(row, label)]["n"])
+            median, n = entries[(row, label)][other], int(entries[(row, label)]["n"])
             if n == 0 or math.isnan(median):
                 texts.append("–")
             elif row in blurb_rows or label.startswith(BLURB_KEY):
@@ -81,6 +90,16 @@ def format_medians(table: pd.DataFrame) -> pd.DataFrame:
 
 
 MEDIAN_CAPTION = "Median over seeds (n = seeds that finished ok):"
+MEAN_CAPTION = "Mean over seeds (n = seeds that finished ok):"
+# the first line of a median study's Markdown and LaTeX (mean studies have none)
+MEDIAN_FIRST = "Median (IQR: 75th minus 25th percentile) over seeds; bold: the best median."
+
+
+def _captions(table: pd.DataFrame) -> tuple[list[str], str]:
+    """(lines before the first grid, caption of the second) for the table's statistic."""
+    if table.attrs.get("statistic") == "median":
+        return [MEDIAN_FIRST, ""], MEAN_CAPTION
+    return [], MEDIAN_CAPTION
 
 
 def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:
@@ -97,8 +116,9 @@ def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:
 def to_markdown(table: pd.DataFrame) -> str:
     """Mean (std) over seeds with the best entries in bold, then the medians."""
     corner = table.index.name or ""
-    lines = _markdown_grid(corner, format_table(table))
-    lines += ["", MEDIAN_CAPTION, "", *_markdown_grid(corner, format_medians(table))]
+    first, second = _captions(table)
+    lines = [*first, *_markdown_grid(corner, format_table(table))]
+    lines += ["", second, "", *_markdown_grid(corner, format_medians(table))]
     return "\n".join(lines) + "\n"
 
 
@@ -137,8 +157,10 @@ def _latex_grid(table: pd.DataFrame, formatted: pd.DataFrame, bold: bool) -> lis
 
 def to_latex(table: pd.DataFrame) -> str:
     """Booktabs tabulars: mean (std) with the best entries in \\textbf, then the medians."""
-    lines = _latex_grid(table, format_table(table, bold=("", "")), bold=True)
-    lines += ["", r"\par\medskip", f"% {MEDIAN_CAPTION}",
+    first, second = _captions(table)
+    lines = [f"% {line}" for line in first if line]
+    lines += _latex_grid(table, format_table(table, bold=("", "")), bold=True)
+    lines += ["", r"\par\medskip", f"% {second}",
               *_latex_grid(table, format_medians(table), bold=False)]
     return "\n".join(lines) + "\n"
 

@@ -39,6 +39,8 @@ class Result(TypedDict, total=False):
     dev: Annotated[float | None, NUMBER]  # metrics at the selected epoch
     test: Annotated[float | None, NUMBER]
     selected_epoch: Annotated[int | None, INTEGER]
+    # the optimizer step of the selected evaluation (recipes with eval_every_steps; else None)
+    selected_step: Annotated[int | None, INTEGER]
     chance_dev: Annotated[float, NUMBER]  # the best constant predictor's score
     chance_test: Annotated[float, NUMBER]
     wall_seconds: Annotated[float, NUMBER]
@@ -49,7 +51,9 @@ class Result(TypedDict, total=False):
     finished: Annotated[str, TEXT]
     git_commit: Annotated[str | None, TEXT]
     options: Annotated[dict[str, Any], JSON]  # the cell's options as the config gives them
-    epochs: Annotated[list[dict[str, Any]], JSON]  # epoch, train_loss, dev, test, seconds
+    # one record per evaluation (per epoch, or every eval_every_steps steps with its `step`):
+    # epoch, [step,] train_loss, dev, test, seconds
+    epochs: Annotated[list[dict[str, Any]], JSON]
     versions: Annotated[dict[str, str], JSON]  # blurbflow.provenance.code_versions
     # not columns: what verification and provenance read from the file itself
     identity: dict[str, Any]  # blurbflow.identity.cell_identity

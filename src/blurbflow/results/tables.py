@@ -1,5 +1,6 @@
-"""Per-study tables like the papers': test metric mean (std) and median over seeds, best per
-row marked, BLURB score row (docs/results.md). `study_table` builds the numbers (a frame with a
+"""Per-study tables like the papers': test metric mean (std) and median (IQR) over seeds, best per
+row marked by the study's `statistic` (mean, or median as Bio-LM reports), BLURB score row
+(docs/results.md). `study_table` builds the numbers (a frame with a
 (column, stat) header); results/formats.py writes them as CSV, Markdown and LaTeX."""
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from blurbflow.results.study import (
     study_cells,
 )
 
-STATS = ("mean", "std", "median", "n", "diverged", "best")
+STATS = ("mean", "std", "median", "iqr", "n", "diverged", "best")
+STATISTICS = ("mean", "median")  # a study's `statistic`: the entry value, bold and BLURB
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
 
@@ -55,22 +57,33 @@ def compared_dimension(study: dict) -> str | None:
     return None
 
 
+def study_statistic(study: dict) -> str:
+    """The study's `statistic` (default mean)."""
+    statistic = study.get("statistic", "mean")
+    if statistic not in STATISTICS:
+        raise ValueError(f"study statistic {statistic!r} is not one of {', '.join(STATISTICS)}")
+    return statistic
+
+
 def best_rule(study: dict) -> str:
     """The best mark in words, for captions."""
+    statistic = study_statistic(study)
     return {
-        "recipe": "best mean among the recipes, for the same model and task",
-        "model": "best mean among the models, for the same task",
+        "recipe": f"best {statistic} among the recipes, for the same model and task",
+        "model": f"best {statistic} among the models, for the same task",
         None: "no mark (one entry per task)",
     }[compared_dimension(study)]
 
 
 def seed_summary(values: Sequence[float]) -> dict:
-    """Mean, sample std (ddof=1; NaN with one seed), median and count of per-seed scores."""
+    """Mean, sample std (ddof=1; NaN with one seed), median, interquartile range (75th − 25th
+    percentile, linear interpolation; NaN with one seed) and count of per-seed scores."""
     series = pd.Series(list(values), dtype="float64")
     return {
         "mean": series.mean() if len(series) else math.nan,
         "std": series.std(ddof=1) if len(series) > 1 else math.nan,
         "median": series.median() if len(series) else math.nan,
+        "iqr": series.quantile(0.75) - series.quantile(0.25) if len(series) > 1 else math.nan,
         "n": len(series),
     }
 
@@ -79,23 +92,23 @@ def _label(values: Sequence[str]) -> str:
     return " / ".join(values) if values else "test"
 
 
-def _mark_best(entries: list[dict], compared: str | None) -> None:
-    """Best = highest mean among the entries that differ only in the `compared` dimension (the
-    same task, or both BLURB; and the same model when recipes are compared)."""
+def _mark_best(entries: list[dict], compared: str | None, statistic: str = "mean") -> None:
+    """Best = highest `statistic` among the entries that differ only in the `compared` dimension
+    (the same task, or both BLURB; and the same model when recipes are compared)."""
     if compared is None:
         return
     groups: dict[tuple, list[dict]] = {}
     for entry in entries:
-        if math.isnan(entry["mean"]):
+        if math.isnan(entry[statistic]):
             continue
         key = tuple(entry.get(d) for d in DIMS if d != compared)
         groups.setdefault(key, []).append(entry)
     for group in groups.values():
         if len(group) < 2:
             continue
-        top = max(e["mean"] for e in group)
+        top = max(e[statistic] for e in group)
         for entry in group:
-            entry["best"] = entry["mean"] == top
+            entry["best"] = entry[statistic] == top
 
 
 def _blurb_entry(parts: list[dict]) -> dict:
@@ -104,6 +117,7 @@ def _blurb_entry(parts: list[dict]) -> dict:
         "mean": blurb_score({p["task"]: p["mean"] for p in parts}),
         "std": math.nan,  # seeds are not paired across tasks, so there is no per-seed BLURB
         "median": blurb_score({p["task"]: p["median"] for p in parts}),
+        "iqr": math.nan,  # as std: no per-seed BLURB
         "n": min(p["n"] for p in parts),  # the weakest support among the tasks
         "diverged": sum(p["diverged"] for p in parts),
         "task": BLURB_KEY,
@@ -118,7 +132,8 @@ def study_table(
     cells: pd.DataFrame, name: str, study: dict, selected: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """The study's table: index = row labels, columns = (column label, stat) with stats
-    mean, std, median, n (seeds ok) and best (see `compared_dimension`). `selected`: the
+    mean, std, median, iqr, n (seeds ok) and best (see `compared_dimension`; by the study's
+    `statistic`). `selected`: the
     study's cells already through `study_cells`, when the caller has them."""
     study = shown_study(study)
     rows_dim, column_dims = study_layout(study)
@@ -137,12 +152,13 @@ def study_table(
             summary["diverged"] = diverged.get(tuple(key[d] for d in DIMS), 0)
             entries.append({**key, **summary, "row": row, "column": _label(column)})
     entries += _blurb_entries(entries, rows_dim, column_dims, order)
-    _mark_best(entries, compared_dimension(study))
+    _mark_best(entries, compared_dimension(study), study_statistic(study))
 
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
     empty = {
-        "mean": math.nan, "std": math.nan, "median": math.nan, "n": 0, "diverged": 0, "best": False
+        "mean": math.nan, "std": math.nan, "median": math.nan, "iqr": math.nan, "n": 0,
+        "diverged": 0, "best": False,
     }
     data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in STATS}
     position = {row: i for i, row in enumerate(row_labels)}
@@ -159,7 +175,7 @@ def study_table(
         "chosen": chosen_recipes(selected, rows_dim, column_dims),
         "study": name, "title": study.get("title", name), "rows": rows_dim,
         "columns": column_dims, "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
-        "best_rule": best_rule(study),
+        "best_rule": best_rule(study), "statistic": study_statistic(study),
     })
     return table
 
@@ -200,7 +216,7 @@ def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
 
 def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
     for label in column_labels:
-        for stat in ("mean", "std", "median"):
+        for stat in ("mean", "std", "median", "iqr"):
             table[(label, stat)] = table[(label, stat)].astype("float64")
         table[(label, "n")] = table[(label, "n")].astype("int64")
         table[(label, "diverged")] = table[(label, "diverged")].astype("int64")

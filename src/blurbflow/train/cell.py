@@ -1,5 +1,6 @@
 """One cell: fine-tune (model, task, recipe, hparams, seed), evaluate dev and test after every
-epoch, select the epoch (`best_dev` or `last`) and write result.json + predictions.parquet.
+epoch (or every `eval_every_steps` steps), select the evaluation (`best_dev` or `last`) and write
+result.json + predictions.parquet.
 
 `train_cell` is setup (inputs, model, checkpoint) → fit (train/fit.py) → finish (select the epoch,
 write the result). The options are recorded as given; every other read goes through the one copy
@@ -62,7 +63,7 @@ def build_model_and_optimizer(
     source = str(model_folder(options))
     options = with_defaults(options)
     labels = None
-    if spec.type in ("ner", "pico"):
+    if spec.kind.token_level:
         labels = tagging.scheme_labels(spec.type, spec.labels, options["tagging"])
     model = load_for_task(
         source,
@@ -126,7 +127,7 @@ def setup(
         identity = cell_identity(settings, encoded, data)
     # a checkpoint resumes only for the same options and the same model, tokens and data
     key = options_json({"options": options, "identity": identity})
-    tagged = spec.type in ("ner", "pico")
+    tagged = spec.kind.token_level
     return Run(
         name=name, settings=settings, spec=spec, splits=splits, train=train, cell_dir=cell_dir,
         identity=identity, key=key, model=model, optimizer=optimizer, scheduler=scheduler,
@@ -137,7 +138,7 @@ def setup(
 
 
 def selected_epoch(run: Run, state: checkpoint.LoopState) -> tuple[dict | None, dict | None]:
-    """The record of the selected epoch and its predictions (None, None when no epoch ended)."""
+    """The record of the selected evaluation and its predictions (None, None when none ran)."""
     if not state.records:
         return None, None
     if selection(run.settings) == "last":
@@ -183,6 +184,7 @@ def finish(
         "options": options, "identity": run.identity, "model_commit": model_commit(run.settings),
         "status": "diverged" if error else "ok", "error": error, "epochs": state.records,
         "selected_epoch": selected["epoch"] if selected else None,
+        "selected_step": selected.get("step") if selected else None,
         "selection": selection(run.settings),
         "train_instances": len(train["input_ids"]),
         "train_ids_sha": hashlib.sha256("\n".join(train["id"]).encode()).hexdigest()[:16],

@@ -1,5 +1,6 @@
-"""Resumable cells: a checkpoint after every epoch and on SIGTERM (mid-epoch), so a preempted or
-timed-out SLURM job resumes on retry and ends with the metrics of an uninterrupted run.
+"""Resumable cells: a checkpoint after every evaluation and on SIGTERM (mid-epoch), so a
+preempted or timed-out SLURM job resumes on retry and ends with the metrics of an uninterrupted
+run.
 
 The checkpoint holds everything the loop's future depends on: weights, optimizer and schedule
 state, the torch RNG (dropout), the batch shuffler, fp16's gradient scaler and, mid-epoch, the
@@ -29,7 +30,7 @@ class LoopState:
     step: int = 0  # batches already done in that epoch
     batches: list[list[int]] | None = None  # that epoch's batch order, once drawn
     losses: list[float] = field(default_factory=list)  # that epoch's losses so far
-    records: list[dict] = field(default_factory=list)  # finished epochs' metrics
+    records: list[dict] = field(default_factory=list)  # finished evaluations' metrics
     best_predictions: dict | None = None
     last_predictions: dict | None = None
     scaler: dict | None = None  # fp16's loss scale and its growth count (train/loop.py)

@@ -1,5 +1,7 @@
-"""A cell's training: epochs of optimizer steps, each followed by scoring dev and test, with a
-checkpoint after every epoch and on SIGTERM, so a preempted run resumes where it stopped."""
+"""A cell's training: epochs of optimizer steps with dev and test scored after every epoch (or
+every `eval_every_steps` optimizer steps), a checkpoint after every evaluation and on SIGTERM, so
+a preempted run resumes where it stopped, and early stopping after `patience` evaluations without
+a better dev score (docs/recipes.md)."""
 
 from __future__ import annotations
 
@@ -61,9 +63,19 @@ class Run:
         return make_batch(self.train, rows, self.pad_id, self.targets, self.entities)
 
 
+def stopped_early(settings: dict, records: list[dict]) -> bool:
+    """Whether `patience` evaluations have passed since the best dev score (the first best
+    counts: a tie is no improvement). Derived from the records, so a resumed run agrees."""
+    patience = settings.get("patience")
+    if not patience or not records:
+        return False
+    best = max(range(len(records)), key=lambda i: (records[i]["dev"], -i))
+    return len(records) - 1 - best >= int(patience)
+
+
 def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
-    """Train from `state` to the last epoch (or divergence: the error is returned). Raises
-    checkpoint.Preempted after saving when SIGTERM arrives."""
+    """Train from `state` to the last epoch, early stop or divergence (the error is returned).
+    Raises checkpoint.Preempted after saving when SIGTERM arrives."""
     epochs, batch_size = run.settings["epochs"], int(run.settings["batch_size"])
     per_epoch = math.ceil(len(run.train["input_ids"]) / batch_size)
     done = (state.epoch - 1) * per_epoch + state.step
@@ -72,22 +84,33 @@ def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
         run.model, run.optimizer, run.scheduler, run.device, run.settings, progress, state
     )
     run.precision = steps.precision
+    every = run.settings.get("eval_every_steps")
     with checkpoint.SigtermFlag() as sigterm:
-        while state.epoch <= epochs:
+        while state.epoch <= epochs and not stopped_early(run.settings, state.records):
             started = time.monotonic()
-            if error := _train_epoch(run, state, steps, sigterm, resumed):
+            if error := _train_epoch(run, state, steps, sigterm, resumed, per_epoch):
                 return error
-            record = _evaluate(run, state, started)
-            progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
-            state.epoch, state.step, state.batches, state.losses = state.epoch + 1, 0, None, []
-            if state.epoch <= epochs:
+            if stopped_early(run.settings, state.records):
+                break  # stopped within the epoch (evaluating every N steps)
+            if not every:
+                record = _evaluate(run, state, started)
+                progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
+                state.losses = []
+            state.epoch, state.step, state.batches = state.epoch + 1, 0, None
+            if state.epoch <= epochs and not stopped_early(run.settings, state.records):
                 run.save(state)
     return None
 
 
-def _train_epoch(run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool) -> str | None:
-    """The rest of the current epoch's batches; the divergence error, if any."""
+def _train_epoch(
+    run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool, per_epoch: int
+) -> str | None:
+    """The rest of the current epoch's batches (evaluating every `eval_every_steps` steps when
+    set); the divergence error, if any."""
     run.model.train()
+    every = run.settings.get("eval_every_steps")
+    last = run.settings["epochs"] * per_epoch
+    started = time.monotonic()
     if state.batches is None:
         state.batches = batching.train_batches(
             run.train["length"], int(run.settings["batch_size"]), run.shuffler
@@ -105,11 +128,24 @@ def _train_epoch(run: Run, state: LoopState, steps: Steps, sigterm, resumed: boo
         state.step += 1
         if error := steps.sync(state):
             return error
+        step = (state.epoch - 1) * per_epoch + state.step
+        if every and (step % int(every) == 0 or step == last):
+            if error := steps.sync(state, force=True):
+                return error
+            record = _evaluate(run, state, started, step)
+            steps.progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
+            state.losses, started = [], time.monotonic()
+            if stopped_early(run.settings, state.records):
+                return None
+            if state.step < per_epoch:  # at an epoch end, `fit` saves
+                run.save(state)
+            run.model.train()  # predict left it in eval mode
     return steps.sync(state, force=True)
 
 
-def _evaluate(run: Run, state: LoopState, started: float) -> dict:
-    """Score dev and test after an epoch; keep the predictions of the best and last epochs."""
+def _evaluate(run: Run, state: LoopState, started: float, step: int | None = None) -> dict:
+    """Score dev and test; keep the predictions of the best and last evaluations. `step`: the
+    optimizer step evaluated after (recorded when evaluating every N steps)."""
     preds = {
         split: predict(
             run.model, run.spec, run.splits.encoded(split), run.settings["eval_batch_size"],
@@ -119,7 +155,8 @@ def _evaluate(run: Run, state: LoopState, started: float) -> dict:
     }
     record = {
         "epoch": state.epoch,
-        "train_loss": float(np.mean(state.losses)),
+        **({} if step is None else {"step": step}),
+        "train_loss": float(np.mean(state.losses)) if state.losses else float("nan"),
         "dev": compute_metric(run.spec, run.splits.gold("dev"), preds["dev"]),
         "test": compute_metric(run.spec, run.splits.gold("test"), preds["test"]),
         "seconds": round(time.monotonic() - started, 3),
