@@ -44,13 +44,20 @@ def synthetic_config() -> dict:
     recipes = {"standard": {**GRID, "epochs": {"default": 20, "biosses": 30}}}
     recipes["improved"] = {"extends": "standard", "epochs": {"default": 20, "biosses": 60}}
     options = {
-        "freeze": {"freeze_lower": "half"}, "llrd9": {"layerwise_lr_decay": 0.9},
-        "llrd8": {"layerwise_lr_decay": 0.8}, "reinit": {"reinit_top": 1},
-        "no-bias": {"adam_bias_correction": False}, "bioul": {"tagging": "BIOUL"},
-        "io": {"tagging": "IO"}, "bilstm": {"head": "bilstm"},
-        "sub100": {"train_subsample": 100}, "sub500": {"train_subsample": 500},
-        "sub1000": {"train_subsample": 1000}, "remove2": {"remove_top": 2},
-        "remove4": {"remove_top": 4}, "remove6": {"remove_top": 6},
+        "freeze": {"freeze_lower": "half"},
+        "llrd9": {"layerwise_lr_decay": 0.9},
+        "llrd8": {"layerwise_lr_decay": 0.8},
+        "reinit": {"reinit_top": 1},
+        "no-bias": {"adam_bias_correction": False},
+        "bioul": {"tagging": "BIOUL"},
+        "io": {"tagging": "IO"},
+        "bilstm": {"head": "bilstm"},
+        "sub100": {"train_subsample": 100},
+        "sub500": {"train_subsample": 500},
+        "sub1000": {"train_subsample": 1000},
+        "remove2": {"remove_top": 2},
+        "remove4": {"remove_top": 4},
+        "remove6": {"remove_top": 6},
         "short": {"epochs": {"default": 20, "biosses": 30}},
     }
     for name, option in options.items():
@@ -58,41 +65,101 @@ def synthetic_config() -> dict:
     for re_input in ("dummify", "markers", "original"):
         for pooling in ("mention", "entity_start"):
             recipes[f"re-{re_input}-{pooling}"] = {
-                "extends": "standard", "re_input": re_input, "re_pooling": pooling}
+                "extends": "standard",
+                "re_input": re_input,
+                "re_pooling": pooling,
+            }
     layer = ["improved", "freeze", "llrd9", "llrd8", "reinit"]
 
     def study(title, models, tasks, recipe_list, seeds, rows, columns):
-        return {"title": title, "models": models, "tasks": tasks, "recipes": recipe_list,
-                "seeds": seeds, "baseline": recipe_list[0],
-                "table": {"rows": rows, "columns": columns}}
+        return {
+            "title": title,
+            "models": models,
+            "tasks": tasks,
+            "recipes": recipe_list,
+            "seeds": seeds,
+            "baseline": recipe_list[0],
+            "table": {"rows": rows, "columns": columns},
+        }
 
     re_recipes = ["standard", *[r for r in recipes if r.startswith("re-")]]
     studies = {
-        "blurb-base": study("BLURB, BASE models", BASE, ALL_TASKS, ["standard"], SEEDS,
-                            "task", ["model"]),
-        "blurb-large": study("BLURB, LARGE models", LARGE, ALL_TASKS, ["standard", "llrd9"],
-                             SEEDS, "task", ["model", "recipe"]),
-        "layers-base": study("Layer-specific, BASE", BASE, list(SMALL), layer, 10,
-                             "recipe", ["model", "task"]),
-        "layers-large": study("Layer-specific, LARGE", LARGE, list(SMALL), layer, 10,
-                              "recipe", ["model", "task"]),
-        "optim": study("BIOSSES optimisation", BASE + LARGE, ["biosses"],
-                       ["improved", "short", "no-bias"], 10, "recipe", ["model"]),
-        "tagging": study("NER tagging", BASE[:4], ALL_TASKS[:5], ["standard", "bioul", "io"], 5,
-                         "task", ["model", "recipe"]),
-        "head": study("NER head", BASE[:2], ALL_TASKS[:5], ["standard", "bilstm"], 5,
-                      "task", ["model", "recipe"]),
-        "re": study("RE input x pooling", BASE[:2], ["chemprot", "ddi"], re_recipes, 5,
-                    "recipe", ["model", "task"]),
-        "low-resource": study("Subsampled RE", BASE[:4], ["chemprot", "ddi"],
-                              ["improved", "sub1000", "sub500", "sub100"], 5,
-                              "recipe", ["model", "task"]),
-        "pruning": study("Removing top layers", LARGE[:2], list(SMALL),
-                         ["improved", "remove2", "remove4", "remove6"], 10,
-                         "recipe", ["model", "task"]),
+        "blurb-base": study(
+            "BLURB, BASE models", BASE, ALL_TASKS, ["standard"], SEEDS, "task", ["model"]
+        ),
+        "blurb-large": study(
+            "BLURB, LARGE models",
+            LARGE,
+            ALL_TASKS,
+            ["standard", "llrd9"],
+            SEEDS,
+            "task",
+            ["model", "recipe"],
+        ),
+        "layers-base": study(
+            "Layer-specific, BASE", BASE, list(SMALL), layer, 10, "recipe", ["model", "task"]
+        ),
+        "layers-large": study(
+            "Layer-specific, LARGE", LARGE, list(SMALL), layer, 10, "recipe", ["model", "task"]
+        ),
+        "optim": study(
+            "BIOSSES optimisation",
+            BASE + LARGE,
+            ["biosses"],
+            ["improved", "short", "no-bias"],
+            10,
+            "recipe",
+            ["model"],
+        ),
+        "tagging": study(
+            "NER tagging",
+            BASE[:4],
+            ALL_TASKS[:5],
+            ["standard", "bioul", "io"],
+            5,
+            "task",
+            ["model", "recipe"],
+        ),
+        "head": study(
+            "NER head",
+            BASE[:2],
+            ALL_TASKS[:5],
+            ["standard", "bilstm"],
+            5,
+            "task",
+            ["model", "recipe"],
+        ),
+        "re": study(
+            "RE input x pooling",
+            BASE[:2],
+            ["chemprot", "ddi"],
+            re_recipes,
+            5,
+            "recipe",
+            ["model", "task"],
+        ),
+        "low-resource": study(
+            "Subsampled RE",
+            BASE[:4],
+            ["chemprot", "ddi"],
+            ["improved", "sub1000", "sub500", "sub100"],
+            5,
+            "recipe",
+            ["model", "task"],
+        ),
+        "pruning": study(
+            "Removing top layers",
+            LARGE[:2],
+            list(SMALL),
+            ["improved", "remove2", "remove4", "remove6"],
+            10,
+            "recipe",
+            ["model", "task"],
+        ),
     }
-    models = {m: {"hub_id": f"org/{m}", "size": "large" if m in LARGE else "base"}
-              for m in BASE + LARGE}
+    models = {
+        m: {"hub_id": f"org/{m}", "size": "large" if m in LARGE else "base"} for m in BASE + LARGE
+    }
     return {"models": models, "recipes": recipes, "studies": studies}
 
 
@@ -114,33 +181,56 @@ def synthetic_result(cell, rng: random.Random) -> dict | str:
         status, error = "diverged", f"loss became nan at epoch {rng.randint(1, epochs)}"
     elif roll >= 0.995:
         status = "failed"
-        error = ("Traceback (most recent call last):\n  File \"cell.py\", line 301, in train\n"
-                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+        error = (
+            'Traceback (most recent call last):\n  File "cell.py", line 301, in train\n'
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+        )
     records = []
     for epoch in range(1, epochs + 1):
         if status == "diverged" and epoch > 2:
             break
         # a collapsed run predicts a constant: chance level on dev (or a little under it)
-        dev = chance - abs(rng.gauss(0, 0.3)) if collapse else quality - 8 * 0.7 ** epoch
-        records.append({"epoch": epoch, "train_loss": round(0.9 * 0.8 ** epoch, 4),
-                        "dev": round(dev + (0 if collapse else rng.gauss(0, 0.8)), 3),
-                        "test": round(dev + rng.gauss(0, 0.9), 3),
-                        "seconds": round(rng.uniform(20, 400), 2)})
+        dev = chance - abs(rng.gauss(0, 0.3)) if collapse else quality - 8 * 0.7**epoch
+        records.append(
+            {
+                "epoch": epoch,
+                "train_loss": round(0.9 * 0.8**epoch, 4),
+                "dev": round(dev + (0 if collapse else rng.gauss(0, 0.8)), 3),
+                "test": round(dev + rng.gauss(0, 0.9), 3),
+                "seconds": round(rng.uniform(20, 400), 2),
+            }
+        )
     best = max(records, key=lambda r: r["dev"]) if records and status == "ok" else None
     wall = sum(r["seconds"] for r in records) + rng.uniform(10, 30)
     return {
         "cell": {k: options[k] for k in ("model", "task", "recipe", "hparams", "seed")},
-        "task_type": spec.type, "metric": spec.metric, "options": options,
-        "status": status, "error": error, "epochs": records,
-        "selected_epoch": best["epoch"] if best else None, "selection": "best_dev",
-        "train_instances": 4000, "train_ids_sha": "0123456789abcdef",
-        "dev": best["dev"] if best else None, "test": best["test"] if best else None,
-        "chance_dev": chance, "chance_test": chance,
-        "wall_seconds": round(wall, 3), "gpu_hours": round(wall / 3600, 6),
-        "peak_memory_mb": round(rng.uniform(3000, 30000), 1), "device": "NVIDIA H100 80GB HBM3",
-        "versions": {"python": "3.11.7", "torch": "2.13.0", "transformers": "5.23.0",
-                     "blurbflow": "0.1.0", "numpy": "2.4.6"},
-        "git_commit": "ff53261c0ffee", "started": "2026-11-20T10:00:00+00:00",
+        "task_type": spec.type,
+        "metric": spec.metric,
+        "options": options,
+        "status": status,
+        "error": error,
+        "epochs": records,
+        "selected_epoch": best["epoch"] if best else None,
+        "selection": "best_dev",
+        "train_instances": 4000,
+        "train_ids_sha": "0123456789abcdef",
+        "dev": best["dev"] if best else None,
+        "test": best["test"] if best else None,
+        "chance_dev": chance,
+        "chance_test": chance,
+        "wall_seconds": round(wall, 3),
+        "gpu_hours": round(wall / 3600, 6),
+        "peak_memory_mb": round(rng.uniform(3000, 30000), 1),
+        "device": "NVIDIA H100 80GB HBM3",
+        "versions": {
+            "python": "3.11.7",
+            "torch": "2.13.0",
+            "transformers": "5.23.0",
+            "blurbflow": "0.1.0",
+            "numpy": "2.4.6",
+        },
+        "git_commit": "ff53261c0ffee",
+        "started": "2026-11-20T10:00:00+00:00",
         "finished": "2026-11-20T10:05:00+00:00",
     }
 
@@ -201,15 +291,19 @@ def main() -> None:
     try:
         start = time.perf_counter()
         config, paths = write_results(root, args.cells)
-        print(f"wrote {args.cells} result.json files ({len(paths)} cells expected) "
-              f"in {time.perf_counter() - start:.1f} s under {root}")
+        print(
+            f"wrote {args.cells} result.json files ({len(paths)} cells expected) "
+            f"in {time.perf_counter() - start:.1f} s under {root}"
+        )
         timings = run(root, config, paths)
         print(f"statuses: {timings.pop('statuses')}; report {timings.pop('report_mb'):.1f} MB")
         for step, seconds in timings.items():
             print(f"{step:>10}: {seconds:6.2f} s")
         verdict = "ok" if timings["total"] <= 20 else "OVER the 20 s budget"
-        print(f"aggregation + tables + report of {len(paths)} cells: "
-              f"{timings['total']:.1f} s ({verdict})")
+        print(
+            f"aggregation + tables + report of {len(paths)} cells: "
+            f"{timings['total']:.1f} s ({verdict})"
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -15,8 +15,19 @@ from blurbflow.tasks import get_task
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "blurb-raw"
 WORK = REPO / "resources" / "benchmarks"
-MIRRORED_TASKS = ("bc5chem", "bc5disease", "ncbidisease", "bc2gm", "jnlpba", "chemprot", "ddi",
-                  "gad", "biosses", "hoc", "pubmedqa")
+MIRRORED_TASKS = (
+    "bc5chem",
+    "bc5disease",
+    "ncbidisease",
+    "bc2gm",
+    "jnlpba",
+    "chemprot",
+    "ddi",
+    "gad",
+    "biosses",
+    "hoc",
+    "pubmedqa",
+)
 
 
 def minilm_path() -> str:

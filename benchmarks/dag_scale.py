@@ -103,8 +103,13 @@ def run_rule(log, step, **kwargs):
 def snakemake(workdir: Path, *args: str, stand_in: Path | None = None) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": str(stand_in)} if stand_in else None
     start = time.perf_counter()
-    run = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *args], cwd=workdir,
-                         env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - start
     if run.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(args)} failed:\n{run.stderr[-3000:]}")
@@ -128,8 +133,10 @@ def main() -> None:
     after = cell_jobs(expand_cells(edited))  # the recipe and every recipe extending it
     changed_jobs = {path for path, job in jobs.items() if job.options != after[path].options}
     changed_cells = sum(len(jobs[path].seeds) for path in changed_jobs)
-    print(f"default config: {len(cells)} cells in {len(jobs)} fine-tuning jobs; recipe "
-          f"{args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs")
+    print(
+        f"default config: {len(cells)} cells in {len(jobs)} fine-tuning jobs; recipe "
+        f"{args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs"
+    )
 
     with contextlib.ExitStack() as stack:
         root = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -155,25 +162,31 @@ def main() -> None:
         for label, extra in (("", ()), (" with --profile slurm", ("--profile", "slurm"))):
             up_to_date, output = timed(*extra, "all", "--quiet", "rules")
             assert "Nothing to be done" in output, output[-2000:]
-            print(f"dry run{label}, everything up to date: median "
-                  f"{statistics.median(up_to_date):.1f} s "
-                  f"({', '.join(f'{t:.1f}' for t in up_to_date)})")
+            print(
+                f"dry run{label}, everything up to date: median "
+                f"{statistics.median(up_to_date):.1f} s "
+                f"({', '.join(f'{t:.1f}' for t in up_to_date)})"
+            )
 
         if args.up_to_date_only:
             return
         (workdir / "config" / "edited.yaml").write_text(yaml.safe_dump(edited))
         changed, output = timed("all", "--configfile", "config/edited.yaml", "--quiet", "rules")
         planned = int(re.search(r"^finetune\s+(\d+)$", output, re.M).group(1))
-        print(f"dry run after {args.recipe}.weight_decay changed: median "
-              f"{statistics.median(changed):.1f} s ({', '.join(f'{t:.1f}' for t in changed)}); "
-              f"{planned} fine-tuning jobs planned")
+        print(
+            f"dry run after {args.recipe}.weight_decay changed: median "
+            f"{statistics.median(changed):.1f} s ({', '.join(f'{t:.1f}' for t in changed)}); "
+            f"{planned} fine-tuning jobs planned"
+        )
         _, listing = snakemake(workdir, "-n", "--configfile", "config/edited.yaml")
         listed = planned_jobs(listing)
         finetuned = {path.rsplit("/", 1)[0] for path in listed.pop("finetune")}
         assert finetuned == changed_jobs, (len(finetuned), len(changed_jobs))
         assert set(listed) <= {"aggregate", "tables", "report", "all"}, set(listed)
-        print(f"planned exactly the {len(changed_jobs)} jobs ({changed_cells} cells) of "
-              f"{args.recipe}, plus {sorted(listed)}")
+        print(
+            f"planned exactly the {len(changed_jobs)} jobs ({changed_cells} cells) of "
+            f"{args.recipe}, plus {sorted(listed)}"
+        )
 
 
 if __name__ == "__main__":

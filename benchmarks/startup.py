@@ -97,12 +97,29 @@ def _script_file(folder: Path, options: dict) -> Path:
     script = REPO / "workflow/scripts/finetune.py"
     job = {"options": options, "seeds": [1, 2, 3, 4, 5], "data": str(folder / "data")}
     preamble = PythonScript.generate_preamble(
-        LocalSourceFile(str(script)), None, script.read_text(), str(script.parent),
+        LocalSourceFile(str(script)),
+        None,
+        script.read_text(),
+        str(script.parent),
         InputFiles(fromdict={"encoded": str(folder / "encoded")}),
-        OutputFiles([str(folder / "job/seeds.json")]), Params(fromdict={"job": job}),
-        Wildcards(fromdict={"task": options["task"]}), 1, ResourceList(fromdict={"_cores": 1}),
-        Log([str(folder / "job.log")]), yaml.safe_load((REPO / "config.yaml").read_text()),
-        "finetune", None, None, None, None, None, 1, None, True, None, True,
+        OutputFiles([str(folder / "job/seeds.json")]),
+        Params(fromdict={"job": job}),
+        Wildcards(fromdict={"task": options["task"]}),
+        1,
+        ResourceList(fromdict={"_cores": 1}),
+        Log([str(folder / "job.log")]),
+        yaml.safe_load((REPO / "config.yaml").read_text()),
+        "finetune",
+        None,
+        None,
+        None,
+        None,
+        None,
+        1,
+        None,
+        True,
+        None,
+        True,
     )
     path = folder / "tmp.finetune.py"
     path.write_text(preamble + script.read_text())
@@ -112,8 +129,16 @@ def _script_file(folder: Path, options: dict) -> Path:
 def entry(repeats: int) -> None:
     import blurbflow
 
-    options = {"model": "pubmedbert", "task": "jnlpba", "recipe": "standard", "lr": 3e-5,
-               "batch_size": 32, "epochs": 5, "max_length": 512, "code_version": "1"}
+    options = {
+        "model": "pubmedbert",
+        "task": "jnlpba",
+        "recipe": "standard",
+        "lr": 3e-5,
+        "batch_size": 32,
+        "epochs": 5,
+        "max_length": 512,
+        "code_version": "1",
+    }
     with tempfile.TemporaryDirectory() as tmp:
         folder, real = Path(tmp), Path(blurbflow.__file__).parent
         (folder / "stand-in/blurbflow/train").mkdir(parents=True)
@@ -129,8 +154,11 @@ def entry(repeats: int) -> None:
             f"> {folder}/job.log 2>&1"
         )
         script = f"{shlex.quote(sys.executable)} {_script_file(folder, options)}"
-        env = {**os.environ, "PYTHONPATH": str(folder / "stand-in"),
-               "STARTUP_MARK": str(folder / "mark")}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(folder / "stand-in"),
+            "STARTUP_MARK": str(folder / "mark"),
+        }
         times: dict[str, list[float]] = {"shell: + CLI (before)": [], "script: (after)": []}
         for _ in range(repeats):
             for name, command in zip(times, (cli, script), strict=True):

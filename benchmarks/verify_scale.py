@@ -67,8 +67,10 @@ def time_stat_check(config: dict, repeat: int) -> None:
         victim = next(root.rglob("predictions.parquet"))
         victim.unlink()
         assert len(stale_manifests(manifests)) == 1
-        print(f"stat check: {len(manifests)} manifests, {seeds} seeds: "
-              f"median {statistics.median(times):.3f} s (min {min(times):.3f}) of {repeat}")
+        print(
+            f"stat check: {len(manifests)} manifests, {seeds} seeds: "
+            f"median {statistics.median(times):.3f} s (min {min(times):.3f}) of {repeat}"
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -81,8 +83,9 @@ def predictions_file(task: str, folder: Path) -> Path:
         frame = pd.read_parquet(data / f"{split}.parquet")
         for i, gold in zip(frame["id"].astype(str), gold_labels(spec, frame), strict=True):
             pred = gold + rng.gauss(0, 0.5) if spec.type == "sts" else gold
-            rows.append({"id": i, "split": split, "gold": json.dumps(gold),
-                         "pred": json.dumps(pred)})
+            rows.append(
+                {"id": i, "split": split, "gold": json.dumps(gold), "pred": json.dumps(pred)}
+            )
     path = folder / f"{task}.parquet"
     pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]).to_parquet(path)
     return path
@@ -110,13 +113,17 @@ def time_verification(config: dict, repeat: int) -> None:
             d, r = statistics.median(digest), statistics.median(rescore)
             total_digest += d * per_task[task]
             total_rescore += r * per_task[task]
-            print(f"{task:>12}: {path.stat().st_size / 1e6:6.2f} MB, sha256 {d * 1e3:6.1f} ms, "
-                  f"re-score {r * 1e3:7.1f} ms per cell × {per_task[task]} cells")
+            print(
+                f"{task:>12}: {path.stat().st_size / 1e6:6.2f} MB, sha256 {d * 1e3:6.1f} ms, "
+                f"re-score {r * 1e3:7.1f} ms per cell × {per_task[task]} cells"
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     cells = sum(per_task.values())
-    print(f"{cells} cells: sha256 of every predictions file {total_digest:.1f} s, "
-          f"re-scoring every cell {total_rescore:.1f} s (mirrored tasks)")
+    print(
+        f"{cells} cells: sha256 of every predictions file {total_digest:.1f} s, "
+        f"re-scoring every cell {total_rescore:.1f} s (mirrored tasks)"
+    )
 
 
 def main() -> None:

@@ -40,8 +40,14 @@ def replace_line(path: Path, number: int, new: str) -> str:
     return old
 
 
-def prepare_fails(task: str, raw_root: Path, out: Path, *fragments: str, line: int | None = None,
-                  kind: type[Exception] | None = None) -> Exception:
+def prepare_fails(
+    task: str,
+    raw_root: Path,
+    out: Path,
+    *fragments: str,
+    line: int | None = None,
+    kind: type[Exception] | None = None,
+) -> Exception:
     """Preparing `task` raises `kind` (default DataFormatError) whose message holds every
     fragment (and `:{line}:` with its line, when given), and leaves `out` empty or absent."""
     with pytest.raises(kind or DataFormatError) as caught:

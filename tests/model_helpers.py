@@ -11,8 +11,12 @@ from blurbflow.models.build import train_tokenizer
 
 def tiny_config(vocab_size: int, layers: int = 1, **overrides) -> BertConfig:
     """A 16-wide BERT config (2 heads, 64 positions unless overridden)."""
-    sizes = {"hidden_size": 16, "num_attention_heads": 2, "intermediate_size": 32,
-             "max_position_embeddings": 64}
+    sizes = {
+        "hidden_size": 16,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+        "max_position_embeddings": 64,
+    }
     return BertConfig(vocab_size=vocab_size, num_hidden_layers=layers, **{**sizes, **overrides})
 
 

@@ -49,18 +49,34 @@ def albert_folder(tmp_path_factory):
     model_file = io.BytesIO()
     sentencepiece.SentencePieceTrainer.train(
         sentence_iterator=iter(_corpus(tmp_path_factory.mktemp("corpus"))),
-        model_writer=model_file, vocab_size=400, model_type="unigram",
-        character_coverage=1.0, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
-        pad_piece="<pad>", unk_piece="<unk>", bos_piece="[CLS]", eos_piece="[SEP]",
-        user_defined_symbols=["[MASK]"], minloglevel=2,
+        model_writer=model_file,
+        vocab_size=400,
+        model_type="unigram",
+        character_coverage=1.0,
+        pad_id=0,
+        unk_id=1,
+        bos_id=2,
+        eos_id=3,
+        pad_piece="<pad>",
+        unk_piece="<unk>",
+        bos_piece="[CLS]",
+        eos_piece="[SEP]",
+        user_defined_symbols=["[MASK]"],
+        minloglevel=2,
     )
     (folder / "spiece.model").write_bytes(model_file.getvalue())
     size = sentencepiece.SentencePieceProcessor(model_proto=model_file.getvalue()).get_piece_size()
     torch.manual_seed(0)
     config = AlbertConfig(
-        vocab_size=size, embedding_size=8, hidden_size=16, num_hidden_layers=3,
-        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64,
-        hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+        vocab_size=size,
+        embedding_size=8,
+        hidden_size=16,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
     )
     AlbertForMaskedLM(config).save_pretrained(folder)
     return folder
@@ -73,9 +89,7 @@ def test_sentencepiece_only_folder_loads_as_a_fast_tokenizer(albert_folder, tmp_
     tokenizer = load_tokenizer(albert_folder)
     assert tokenizer.is_fast and "Albert" in type(tokenizer).__name__
     assert lowercases(tokenizer)  # ALBERT's default: do_lower_case
-    processor = sentencepiece.SentencePieceProcessor(
-        model_file=str(albert_folder / "spiece.model")
-    )
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(albert_folder / "spiece.model"))
     text = "Mutations in the Receptor cause fibrosis; it is highly expressed in T cells."
     pieces = processor.encode(text.lower())
     assert len(pieces) < len(text) / 2  # word pieces, not characters
@@ -83,8 +97,14 @@ def test_sentencepiece_only_folder_loads_as_a_fast_tokenizer(albert_folder, tmp_
     pair = tokenizer("what does it inhibit?", TEXTS[1], return_offsets_mapping=True)
     assert pair["input_ids"].count(3) == 2 and pair["offset_mapping"][1] != (0, 0)
     # extractive QA windows work on it (the answer's pieces map back to its characters)
-    example = {"id": "q", "question": "what does the kinase inhibit?", "context": TEXTS[1],
-               "answer_texts": ["the receptor"], "answer_starts": [20], "is_impossible": False}
+    example = {
+        "id": "q",
+        "question": "what does the kinase inhibit?",
+        "context": TEXTS[1],
+        "answer_texts": ["the receptor"],
+        "answer_starts": [20],
+        "is_impossible": False,
+    }
     windows = make_windows(tokenizer, [example], 64, 8, 16)
     assert len(windows) == 1
     offsets = windows.offsets[0]
@@ -173,14 +193,27 @@ def test_an_albert_cell_runs_and_surgery_recipes_stop_it(albert_folder, tmp_path
         frame.to_parquet(small / f"{split}.parquet")
     encode_task(get_task("gad"), small, load_tokenizer(albert_folder), 64, tmp_path / "encoded")
     options = {
-        **GU_DEFAULTS, "model": "albert", "model_source": str(albert_folder), "task": "gad",
-        "recipe": "standard", "hparams": "h", "lr": 1e-3, "batch_size": 16, "epochs": 1,
-        "max_length": 64, "seed": 1, "code_version": "1",
+        **GU_DEFAULTS,
+        "model": "albert",
+        "model_source": str(albert_folder),
+        "task": "gad",
+        "recipe": "standard",
+        "hparams": "h",
+        "lr": 1e-3,
+        "batch_size": 16,
+        "epochs": 1,
+        "max_length": 64,
+        "seed": 1,
+        "code_version": "1",
     }
     result = train_cell(options, tmp_path / "encoded", small, tmp_path / "cells/a/result.json")
     assert result["status"] == "ok" and len(result["epochs"]) == 1
     assert result["metric"] == "positive_f1" and 0.0 <= result["test"] <= 100.0
     assert result["error"] is None and result["train_instances"] == 64
     with pytest.raises(UnsupportedLayout, match="shares its layer weights"):
-        train_cell({**options, "reinit_top": 1}, tmp_path / "encoded", small,
-                   tmp_path / "cells/b/result.json")
+        train_cell(
+            {**options, "reinit_top": 1},
+            tmp_path / "encoded",
+            small,
+            tmp_path / "cells/b/result.json",
+        )

@@ -48,8 +48,9 @@ def write_corpora(root: Path, config: dict, seed: int = 0) -> None:
             words = rng.sample(FILLERS, 5)
             chemical = rng.choice(CHEMICALS)
             words.insert(rng.randrange(len(words)), chemical)
-            sentences.append("\n".join(f"{w}\t{'B-Chemical' if w == chemical else 'O'}"
-                                       for w in words))
+            sentences.append(
+                "\n".join(f"{w}\t{'B-Chemical' if w == chemical else 'O'}" for w in words)
+            )
         path = root / config["tasks"]["mycorpus"]["files"][split]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n\n".join(sentences) + "\n")
@@ -58,8 +59,11 @@ def write_corpora(root: Path, config: dict, seed: int = 0) -> None:
             include = i % 2 == 0
             cue = "randomized" if include else "anecdotal"
             words = [*rng.sample(FILLERS, 4), cue, rng.choice(CHEMICALS)]
-            lines.append(json.dumps({"abstract": " ".join(words),
-                                     "decision": "include" if include else "exclude"}))
+            lines.append(
+                json.dumps(
+                    {"abstract": " ".join(words), "decision": "include" if include else "exclude"}
+                )
+            )
         path = root / config["tasks"]["mytriage"]["files"][split]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n")
@@ -95,16 +99,22 @@ def test_readme_tasks_parse_prepare_and_record_their_files(own_tasks, tmp_path):
     register_tasks(own_tasks)
     ner, triage = get_task("mycorpus"), get_task("mytriage")
     assert (ner.type, ner.labels, ner.metric) == ("ner", ("B", "I", "O"), "entity_f1")
-    assert (triage.type, triage.labels, triage.metric) == ("cls", ("exclude", "include"),
-                                                           "macro_f1")
-    assert prepare_inputs("mytriage") == [own_tasks["tasks"]["mytriage"]["files"][s]
-                                          for s in ("train", "dev", "test")]
+    assert (triage.type, triage.labels, triage.metric) == (
+        "cls",
+        ("exclude", "include"),
+        "macro_f1",
+    )
+    assert prepare_inputs("mytriage") == [
+        own_tasks["tasks"]["mytriage"]["files"][s] for s in ("train", "dev", "test")
+    ]
     frames = parse_task("mycorpus", tmp_path / "unused")
     assert [len(frames[s]) for s in ("train", "dev", "test")] == [120, 30, 30]
     assert set(frames["train"]["tags"].iloc[0]) == {"B", "O"}
     stats = prepare_task("mytriage", tmp_path / "unused", tmp_path / "out")
-    assert stats["splits"]["train"] == {"instances": 120,
-                                        "label_counts": {"exclude": 60, "include": 60}}
+    assert stats["splits"]["train"] == {
+        "instances": 120,
+        "label_counts": {"exclude": 60, "include": 60},
+    }
     assert set(stats["source_files"]) == set(own_tasks["tasks"]["mytriage"]["files"].values())
     assert all(re.fullmatch(r"[0-9a-f]{64}", d) for d in stats["source_files"].values())
     test = pd.read_parquet(tmp_path / "out/test.parquet")
@@ -123,15 +133,24 @@ def test_bad_files_name_file_line_and_field(own_tasks, tmp_path):
         parse_task("mytriage", tmp_path)
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda t: t["mytriage"].update(type="summary"), r"tasks\.mytriage\.type: 'summary'"),
-    (lambda t: t["mytriage"].update(format="conll"), r"tasks\.mytriage\.format: conll does not"),
-    (lambda t: t["mytriage"].pop("labels"), r"tasks\.mytriage\.labels: a cls task needs"),
-    (lambda t: t["mytriage"].update(metric="pearson"), r"tasks\.mytriage\.metric: 'pearson'"),
-    (lambda t: t["mycorpus"]["files"].pop("dev"), r"tasks\.mycorpus\.files: give the three"),
-    (lambda t: t.update(gad={"type": "re"}), r"tasks\.gad\.type: 'gad' is a built-in task"),
-    (lambda t: t.update(mycorpsu={"max_length": 8}), r"tasks\.mycorpsu: unknown task .*mycorpus"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t["mytriage"].update(type="summary"), r"tasks\.mytriage\.type: 'summary'"),
+        (
+            lambda t: t["mytriage"].update(format="conll"),
+            r"tasks\.mytriage\.format: conll does not",
+        ),
+        (lambda t: t["mytriage"].pop("labels"), r"tasks\.mytriage\.labels: a cls task needs"),
+        (lambda t: t["mytriage"].update(metric="pearson"), r"tasks\.mytriage\.metric: 'pearson'"),
+        (lambda t: t["mycorpus"]["files"].pop("dev"), r"tasks\.mycorpus\.files: give the three"),
+        (lambda t: t.update(gad={"type": "re"}), r"tasks\.gad\.type: 'gad' is a built-in task"),
+        (
+            lambda t: t.update(mycorpsu={"max_length": 8}),
+            r"tasks\.mycorpsu: unknown task .*mycorpus",
+        ),
+    ],
+)
 def test_wrong_entries_stop_with_the_key_path(own_tasks, edit, message):
     edit(own_tasks["tasks"])
     with pytest.raises(ConfigError, match=message):
@@ -149,8 +168,12 @@ def test_readme_example_runs_and_an_edited_file_reruns_its_cells_only(tmp_path):
     workdir = copy_workflow(tmp_path / "wf")
     config = readme_example()
     write_corpora(workdir, config)
-    texts = [line for split in ("train",) for task in ("mycorpus", "mytriage")
-             for line in (workdir / config["tasks"][task]["files"][split]).read_text().split("\n")]
+    texts = [
+        line
+        for split in ("train",)
+        for task in ("mycorpus", "mytriage")
+        for line in (workdir / config["tasks"][task]["files"][split]).read_text().split("\n")
+    ]
     write_model(workdir / config["models"]["my-bert"]["path"], texts)
     (workdir / "my-tasks.yaml").write_text(yaml.safe_dump(config))
 
@@ -176,8 +199,10 @@ def test_readme_example_runs_and_an_edited_file_reruns_its_cells_only(tmp_path):
     assert jobs["prepare"] == ["resources/data/mytriage/train.parquet"]
     assert [Path(job).parts[2:4] for job in jobs["finetune"]] == [("my-bert", "mytriage")]
 
-    manifests = {task: next((workdir / "results/cells/my-bert" / task).rglob("seeds.json"))
-                 for task in ("mycorpus", "mytriage")}
+    manifests = {
+        task: next((workdir / "results/cells/my-bert" / task).rglob("seeds.json"))
+        for task in ("mycorpus", "mytriage")
+    }
     before = {task: path.stat().st_mtime_ns for task, path in manifests.items()}
     rerun = snakemake(workdir, "all", "--cores", "2", "--configfile", "my-tasks.yaml")
     assert rerun.returncode == 0, rerun.stderr[-5000:]
@@ -197,21 +222,33 @@ def test_dataset_format_reads_splits_through_datasets(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, "")
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     for split, n in (("train", 6), ("validation", 4), ("test", 2)):
-        rows = [json.dumps({"sentence": f"aspirin {i}", "y": "yes" if i % 2 else "no"})
-                for i in range(n)]
+        rows = [
+            json.dumps({"sentence": f"aspirin {i}", "y": "yes" if i % 2 else "no"})
+            for i in range(n)
+        ]
         (tmp_path / "ds").mkdir(exist_ok=True)
         (tmp_path / "ds" / f"{split}.jsonl").write_text("\n".join(rows) + "\n")
-    entry = {"type": "cls", "format": "hf", "labels": ["no", "yes"],
-             "columns": {"text": "sentence", "label": "y"},
-             "dataset": {"path": "ds", "revision": "0" * 40,
-                         "splits": {"train": "train", "dev": "validation", "test": "test"}}}
+    entry = {
+        "type": "cls",
+        "format": "hf",
+        "labels": ["no", "yes"],
+        "columns": {"text": "sentence", "label": "y"},
+        "dataset": {
+            "path": "ds",
+            "revision": "0" * 40,
+            "splits": {"train": "train", "dev": "validation", "test": "test"},
+        },
+    }
     register_tasks({"tasks": {"hfcorpus": entry}})
     try:
         frames = parse_task("hfcorpus", tmp_path)
     finally:
         del TASKS["hfcorpus"]
     assert {split: len(frame) for split, frame in frames.items()} == {
-        "train": 6, "dev": 4, "test": 2}
+        "train": 6,
+        "dev": 4,
+        "test": 2,
+    }
     assert frames["dev"]["label"].tolist() == ["no", "yes", "no", "yes"]
     with pytest.raises(ConfigError, match=r"tasks\.x\.dataset\.revision: missing"):
         check_names({"tasks": {"x": {**entry, "dataset": {**entry["dataset"], "revision": ""}}}})

@@ -26,8 +26,6 @@ TRAIN = Path("bioasq/BioASQ-training7b/trainining7b.json")
 GOLDEN = Path("bioasq/Task7BGoldenEnriched")
 
 
-
-
 def _questions(path: Path) -> list[dict]:
     return json.loads(path.read_text())["questions"]
 
@@ -73,10 +71,12 @@ def test_signal(generated):
     _, _, frames = generated
     vectorizer = CountVectorizer(ngram_range=(1, 2))
     model = LogisticRegression(max_iter=1000).fit(
-        vectorizer.fit_transform(frames["train"]["context"]), frames["train"]["label"])
+        vectorizer.fit_transform(frames["train"]["context"]), frames["train"]["label"]
+    )
     for split in ("dev", "test"):
-        accuracy = (model.predict(vectorizer.transform(frames[split]["context"]))
-                    == frames[split]["label"]).mean()
+        accuracy = (
+            model.predict(vectorizer.transform(frames[split]["context"])) == frames[split]["label"]
+        ).mean()
         majority = (frames[split]["label"] == frames["train"]["label"].mode()[0]).mean()
         assert accuracy > majority + 0.2, (split, accuracy, majority)
 
@@ -85,8 +85,12 @@ def test_signal(generated):
 
 
 def _q(qid: str, kind: str = "yesno", answer="yes", snippets=("A is B.", "C.")) -> dict:
-    entry = {"id": qid, "type": kind, "body": f" Question {qid}? ",
-             "snippets": [{"text": t, "document": "x"} for t in snippets]}
+    entry = {
+        "id": qid,
+        "type": kind,
+        "body": f" Question {qid}? ",
+        "snippets": [{"text": t, "document": "x"} for t in snippets],
+    }
     if answer is not None:
         entry["exact_answer"] = answer
     return entry
@@ -99,9 +103,18 @@ def _json(questions: list[dict]) -> str:
 @pytest.fixture
 def tiny_root(tmp_path) -> Path:
     root = tmp_path / "raw"
-    _write(root / TRAIN, _json([
-        _q("a1", answer="Yes"), _q("f1", "factoid", [["x"]]), _q("a2", answer=" no "),
-        _q("s1", "summary", None), _q("a3", answer="yes", snippets=("One.", "Two", "Three."))]))
+    _write(
+        root / TRAIN,
+        _json(
+            [
+                _q("a1", answer="Yes"),
+                _q("f1", "factoid", [["x"]]),
+                _q("a2", answer=" no "),
+                _q("s1", "summary", None),
+                _q("a3", answer="yes", snippets=("One.", "Two", "Three.")),
+            ]
+        ),
+    )
     _write(root / GOLDEN / "7B1_golden.json", _json([_q("t1", answer="no"), _q("l1", "list")]))
     _write(root / GOLDEN / "7B2_golden.json", _json([_q("t2", answer="NO", snippets=())]))
     _write(root / INDEX / "train_id.tsv", "a3,a1")

@@ -15,7 +15,8 @@ from sklearn.metrics import f1_score
 from blurbflow.data.errors import DataFormatError
 from blurbflow.data.generate import generate_source
 from blurbflow.data.parsers import COLUMNS, parse_task
-from blurbflow.data.parsers.chemprot import dummify, sentence_spans, split_files
+from blurbflow.data.parsers.chemprot import dummify, split_files
+from blurbflow.data.parsers.sentences import sentence_spans
 from blurbflow.data.prepare import prepare_task
 from blurbflow.tasks.registry import TASKS
 
@@ -74,20 +75,19 @@ RELATIONS = [
 ]
 
 
-def _write_split(root: Path, split: str, abstracts: list[str], entities: list[str],
-                 relations: list[str]) -> dict[str, Path]:
+def _write_split(
+    root: Path, split: str, abstracts: list[str], entities: list[str], relations: list[str]
+) -> dict[str, Path]:
     paths = split_files(root, split)
     paths["abstracts"].parent.mkdir(parents=True, exist_ok=True)
-    for kind, lines in (("abstracts", abstracts), ("entities", entities),
-                        ("relations", relations)):
+    for kind, lines in (("abstracts", abstracts), ("entities", entities), ("relations", relations)):
         paths[kind].write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return paths
 
 
 def _write_corpus(root: Path) -> Path:
     for split in SPLITS:
-        _write_split(root, split, [f"100\t{TEXT}"], _entity_lines("100", TEXT, ENTITIES),
-                     RELATIONS)
+        _write_split(root, split, [f"100\t{TEXT}"], _entity_lines("100", TEXT, ENTITIES), RELATIONS)
     return root
 
 
@@ -101,8 +101,9 @@ def tiny(tmp_path) -> pd.DataFrame:
 def test_tiny_rule(tiny):
     # every CHEMICAL x GENE pair inside one sentence, nothing across sentences (T8-T9) or with
     # an entity that straddles a sentence end (T13); the title ends at the tab
-    assert sorted(tiny.index) == sorted([
-        "100.T1.T2", "100.T3.T4", "100.T5.T6", "100.T5.T7", "100.T10.T11", "100.T10.T12"])
+    assert sorted(tiny.index) == sorted(
+        ["100.T1.T2", "100.T3.T4", "100.T5.T6", "100.T5.T7", "100.T10.T11", "100.T10.T12"]
+    )
     assert tiny.loc["100.T1.T2", "label"] == "CPR:4"  # the last line for (T1, T2) wins
     assert tiny.loc["100.T3.T4", "label"] == "CPR:3"  # e1 = COX2; found as (T4, T3)
     assert tiny.loc["100.T5.T7", "label"] == "CPR:6"
@@ -113,9 +114,11 @@ def test_tiny_rule(tiny):
     assert tiny.loc["100.T3.T4", "text"] == "@GENE$ is activated by @CHEMICAL$."
     # a gene that contains a chemical: one @CHEM-GENE$ (a tie of starts puts the gene first)
     assert tiny.loc["100.T5.T6", "text"] == (
-        "The @CHEM-GENE$ was blocked by memantine given s.c. to rats.")
+        "The @CHEM-GENE$ was blocked by memantine given s.c. to rats."
+    )
     assert tiny.loc["100.T5.T7", "text"] == (
-        "The @GENE$ was blocked by @CHEMICAL$ given s.c. to rats.")
+        "The @GENE$ was blocked by @CHEMICAL$ given s.c. to rats."
+    )
     assert tiny.loc["100.T10.T12", "text"] == "@CHEMICAL$ acts on PTGS4 and @GENE$."
 
 
@@ -126,8 +129,8 @@ def test_tiny_spans_point_at_the_entities(tiny):
         _, e1, e2 = row_id.split(".")
         sentence = row["original_text"]
         assert sentence in TEXT
-        assert sentence[row["e1_start"]:row["e1_end"]] == mentions[e1]
-        assert sentence[row["e2_start"]:row["e2_end"]] == mentions[e2]
+        assert sentence[row["e1_start"] : row["e1_end"]] == mentions[e1]
+        assert sentence[row["e2_start"] : row["e2_end"]] == mentions[e2]
         assert (row["e1_type"], row["e2_type"]) == (types[e1], types[e2])
         assert row["e1_start"] <= row["e2_start"]
 
@@ -135,17 +138,24 @@ def test_tiny_spans_point_at_the_entities(tiny):
 def test_sentence_spans_follow_punkt_then_tabs():
     text = "A title without period\tFirst one, given s.c. to rats vs. mice. Dr. Varden agreed."
     assert [text[s:e] for s, e in sentence_spans(text)] == [
-        "A title without period", "First one, given s.c. to rats vs. mice.", "Dr. Varden agreed."]
+        "A title without period",
+        "First one, given s.c. to rats vs. mice.",
+        "Dr. Varden agreed.",
+    ]
     # BLURB's English Punkt parameters do break after "e.g." and "i.v." (not abbreviations there)
     text = "Agents, e.g. aspirin, were given i.v. and then measured."
     assert [text[s:e] for s, e in sentence_spans(text)] == [
-        "Agents, e.g.", "aspirin, were given i.v.", "and then measured."]
+        "Agents, e.g.",
+        "aspirin, were given i.v.",
+        "and then measured.",
+    ]
 
 
 def test_dummify():
     sentence = "aspirin blocks COX1 here"
     assert dummify(sentence, (0, 7, "@CHEMICAL$"), (15, 19, "@GENE$")) == (
-        "@CHEMICAL$ blocks @GENE$ here")
+        "@CHEMICAL$ blocks @GENE$ here"
+    )
     assert dummify(sentence, (0, 19, "@GENE$"), (8, 14, "@CHEMICAL$")) == "@CHEM-GENE$ here"
     assert dummify(sentence, (0, 7, "@GENE$"), (0, 14, "@CHEMICAL$")) == "@CHEM-GENE$ COX1 here"
 
@@ -157,26 +167,36 @@ GOOD_ENTITIES = _entity_lines("100", TEXT, ENTITIES[:4])
 GOOD_RELATIONS = RELATIONS[1:3]
 
 
-@pytest.mark.parametrize(("kind", "bad_line", "fragment"), [
-    ("abstracts", "300\tonly a title", "expected 3 tab-separated columns"),
-    ("abstracts", "100\tagain\tthe same PMID", "PMID 100 occurs twice"),
-    ("entities", "100\tT9\tCHEMICAL\t10", "expected 6 tab-separated columns"),
-    ("entities", "100\tT9\tDRUG\t0\t7\tAspirin", "unknown entity type 'DRUG'"),
-    ("entities", "100\tT9\tCHEMICAL\t400\t407\tAspirin", "outside the text of PMID 100"),
-    ("entities", "100\tT9\tCHEMICAL\tzero\t7\tAspirin", "start offset 'zero'"),
-    ("entities", "100\tT9\tCHEMICAL\t1\t8\tAspirin", "does not match the text"),
-    ("entities", "999\tT9\tCHEMICAL\t0\t7\tAspirin", "PMID 999 is not in the abstracts"),
-    ("entities", "100\tT1\tCHEMICAL\t0\t7\tAspirin", "entity T1 of PMID 100 occurs twice"),
-    ("relations", "100\tCPR:4\tY \tINHIBITOR\tArg1:T1", "expected 6 tab-separated columns"),
-    ("relations", "100\tCPR:4\tY \tINHIBITOR\tArg1:T1\tArg2:T77", "Arg2 'T77' is not an entity"),
-    ("relations", "200\tCPR:4\tY \tINHIBITOR\tArg1:T1\tArg2:T2", "Arg1 'T1' is not an entity"),
-    ("relations", "100\tCPR:4\tmaybe\tINHIBITOR\tArg1:T1\tArg2:T2", "flag 'maybe'"),
-    ("relations", "100\tCPR4\tY \tINHIBITOR\tArg1:T1\tArg2:T2", "CPR group 'CPR4'"),
-    ("relations", "100\tCPR:4\tY \tINHIBITOR\tT1\tArg2:T2", "does not start with 'Arg1:'"),
-])
+@pytest.mark.parametrize(
+    ("kind", "bad_line", "fragment"),
+    [
+        ("abstracts", "300\tonly a title", "expected 3 tab-separated columns"),
+        ("abstracts", "100\tagain\tthe same PMID", "PMID 100 occurs twice"),
+        ("entities", "100\tT9\tCHEMICAL\t10", "expected 6 tab-separated columns"),
+        ("entities", "100\tT9\tDRUG\t0\t7\tAspirin", "unknown entity type 'DRUG'"),
+        ("entities", "100\tT9\tCHEMICAL\t400\t407\tAspirin", "outside the text of PMID 100"),
+        ("entities", "100\tT9\tCHEMICAL\tzero\t7\tAspirin", "start offset 'zero'"),
+        ("entities", "100\tT9\tCHEMICAL\t1\t8\tAspirin", "does not match the text"),
+        ("entities", "999\tT9\tCHEMICAL\t0\t7\tAspirin", "PMID 999 is not in the abstracts"),
+        ("entities", "100\tT1\tCHEMICAL\t0\t7\tAspirin", "entity T1 of PMID 100 occurs twice"),
+        ("relations", "100\tCPR:4\tY \tINHIBITOR\tArg1:T1", "expected 6 tab-separated columns"),
+        (
+            "relations",
+            "100\tCPR:4\tY \tINHIBITOR\tArg1:T1\tArg2:T77",
+            "Arg2 'T77' is not an entity",
+        ),
+        ("relations", "200\tCPR:4\tY \tINHIBITOR\tArg1:T1\tArg2:T2", "Arg1 'T1' is not an entity"),
+        ("relations", "100\tCPR:4\tmaybe\tINHIBITOR\tArg1:T1\tArg2:T2", "flag 'maybe'"),
+        ("relations", "100\tCPR4\tY \tINHIBITOR\tArg1:T1\tArg2:T2", "CPR group 'CPR4'"),
+        ("relations", "100\tCPR:4\tY \tINHIBITOR\tT1\tArg2:T2", "does not start with 'Arg1:'"),
+    ],
+)
 def test_malformed_line_names_file_and_line(tmp_path, kind, bad_line, fragment):
-    files = {"abstracts": list(GOOD_ABSTRACTS), "entities": list(GOOD_ENTITIES),
-             "relations": list(GOOD_RELATIONS)}
+    files = {
+        "abstracts": list(GOOD_ABSTRACTS),
+        "entities": list(GOOD_ENTITIES),
+        "relations": list(GOOD_RELATIONS),
+    }
     files[kind].insert(1, bad_line)  # line 2 of that file
     for split in SPLITS:
         _write_split(tmp_path, split, files["abstracts"], files["entities"], files["relations"])
@@ -194,13 +214,19 @@ def test_missing_file_says_to_download(tmp_path):
 
 
 def test_file_names_follow_the_corpus():
-    names = {split: {kind: path.relative_to(Path("raw")).as_posix()
-                     for kind, path in split_files(Path("raw"), split).items()}
-             for split in SPLITS}
+    names = {
+        split: {
+            kind: path.relative_to(Path("raw")).as_posix()
+            for kind, path in split_files(Path("raw"), split).items()
+        }
+        for split in SPLITS
+    }
     assert names["dev"]["entities"] == (
-        "chemprot/ChemProt_Corpus/chemprot_development/chemprot_development_entities.tsv")
+        "chemprot/ChemProt_Corpus/chemprot_development/chemprot_development_entities.tsv"
+    )
     assert names["test"]["relations"] == (
-        "chemprot/ChemProt_Corpus/chemprot_test_gs/chemprot_test_relations_gs.tsv")
+        "chemprot/ChemProt_Corpus/chemprot_test_gs/chemprot_test_relations_gs.tsv"
+    )
 
 
 # --- generator -> prepare round trip ---------------------------------------------------------
@@ -220,13 +246,20 @@ def test_generated_layout(generated):
     raw, _, _ = generated
     corpus = raw / "chemprot" / "ChemProt_Corpus"
     assert sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*.tsv")) == sorted(
-        [f"chemprot_training/chemprot_training_{k}.tsv"
-         for k in ("abstracts", "entities", "relations", "gold_standard")]
-        + [f"chemprot_development/chemprot_development_{k}.tsv"
-           for k in ("abstracts", "entities", "relations", "gold_standard")]
-        + [f"chemprot_test_gs/chemprot_test_{k}_gs.tsv"
-           for k in ("abstracts", "entities", "relations")]
-        + ["chemprot_test_gs/chemprot_test_gold_standard.tsv"])
+        [
+            f"chemprot_training/chemprot_training_{k}.tsv"
+            for k in ("abstracts", "entities", "relations", "gold_standard")
+        ]
+        + [
+            f"chemprot_development/chemprot_development_{k}.tsv"
+            for k in ("abstracts", "entities", "relations", "gold_standard")
+        ]
+        + [
+            f"chemprot_test_gs/chemprot_test_{k}_gs.tsv"
+            for k in ("abstracts", "entities", "relations")
+        ]
+        + ["chemprot_test_gs/chemprot_test_gold_standard.tsv"]
+    )
     for split, size in zip(SPLITS, (300, 150, 150), strict=True):
         lines = split_files(raw, split)["abstracts"].read_text().splitlines()
         assert len(lines) == size and all(line.count("\t") == 2 for line in lines)
@@ -257,13 +290,15 @@ def test_generated_texts(generated):
     frame = pd.concat(frames.values())
     for text in frame["text"]:
         found = {marker: text.count(marker) for marker in MARKERS}
-        assert found in ({"@CHEMICAL$": 1, "@GENE$": 1, "@CHEM-GENE$": 0},
-                         {"@CHEMICAL$": 0, "@GENE$": 0, "@CHEM-GENE$": 1}), text
+        assert found in (
+            {"@CHEMICAL$": 1, "@GENE$": 1, "@CHEM-GENE$": 0},
+            {"@CHEMICAL$": 0, "@GENE$": 0, "@CHEM-GENE$": 1},
+        ), text
     for row in frame.itertuples():
-        spans = sorted([(row.e1_start, row.e1_end, row.e1_type), (row.e2_start, row.e2_end,
-                                                                  row.e2_type)])
-        marked = [(s, e, "@CHEMICAL$" if kind == "CHEMICAL" else "@GENE$")
-                  for s, e, kind in spans]
+        spans = sorted(
+            [(row.e1_start, row.e1_end, row.e1_type), (row.e2_start, row.e2_end, row.e2_type)]
+        )
+        marked = [(s, e, "@CHEMICAL$" if kind == "CHEMICAL" else "@GENE$") for s, e, kind in spans]
         assert dummify(row.original_text, *marked) == row.text
     overlap = frame["text"].str.contains("@CHEM-GENE$", regex=False)
     assert overlap.sum() > 10 and (frame.loc[overlap, "label"] == "false").all()
@@ -276,7 +311,8 @@ def test_generated_signal(generated):
     _, _, frames = generated
     vectorizer = CountVectorizer(ngram_range=(1, 2), token_pattern=r"[@\w$-]+")
     model = LogisticRegression(max_iter=2000).fit(
-        vectorizer.fit_transform(frames["train"]["text"]), frames["train"]["label"])
+        vectorizer.fit_transform(frames["train"]["text"]), frames["train"]["label"]
+    )
     predicted = model.predict(vectorizer.transform(frames["dev"]["text"]))
     positives = [label for label in SPEC.labels if label != SPEC.negative_label]
     f1 = f1_score(frames["dev"]["label"], predicted, labels=positives, average="micro")

@@ -25,8 +25,6 @@ INDEX = Path("blurb-index/data_generation/indexing/DDI")
 ROOT = Path("ddi/DDIextraction_2013")
 
 
-
-
 # --- generated corpus ----------------------------------------------------------------------
 
 
@@ -52,7 +50,8 @@ def test_round_trip_counts_and_schema(generated):
         assert set(frame["label"]) == labels
         assert stats["splits"][split]["label_counts"] == frame["label"].value_counts().to_dict()
         markers = frame["text"].str.count(re.escape("@DRUG$")) + 2 * frame["text"].str.count(
-            re.escape("@DRUG-DRUG$"))
+            re.escape("@DRUG-DRUG$")
+        )
         assert (markers == 2).all()
         assert (frame["e1_start"] <= frame["e2_start"]).all()
         for row in frame.itertuples():  # text is original_text with the two spans replaced
@@ -64,11 +63,14 @@ def test_generated_corpus_exercises_the_rules(generated):
     root, _, frames = generated
     xml = "".join(p.read_text() for p in (root / ROOT).rglob("*.xml"))
     assert re.search(r'charOffset="\d+-\d+;\d+-\d+"', xml)  # discontinuous entities
-    assert re.search(r'<sentence [^>]*/>', xml)  # sentences without entities
+    assert re.search(r"<sentence [^>]*/>", xml)  # sentences without entities
     assert "&#xa;" in xml and "_ddi.xml" in "".join(ddi_split_files()["train"])
     assert frames["train"]["text"].str.contains("@DRUG-DRUG$", regex=False).any()
-    dropped = [m for m in re.finditer(r"<sentence [^/]*?>(.*?)</sentence>", xml, re.S)
-               if "<entity" in m.group(1) and "<pair" not in m.group(1)]
+    dropped = [
+        m
+        for m in re.finditer(r"<sentence [^/]*?>(.*?)</sentence>", xml, re.S)
+        if "<entity" in m.group(1) and "<pair" not in m.group(1)
+    ]
     assert dropped  # sentences with one entity and no pair exist (and yield nothing)
 
 
@@ -77,7 +79,8 @@ def test_signal(generated):
     _, _, frames = generated
     vectorizer = CountVectorizer(ngram_range=(1, 3), token_pattern=r"[@\w$-]+")
     model = LogisticRegression(max_iter=2000).fit(
-        vectorizer.fit_transform(frames["train"]["text"]), frames["train"]["label"])
+        vectorizer.fit_transform(frames["train"]["text"]), frames["train"]["label"]
+    )
     positives = [label for label in TASKS["ddi"].labels if label != "DDI-false"]
     for split in ("dev", "test"):
         guess = model.predict(vectorizer.transform(frames[split]["text"]))
@@ -144,13 +147,21 @@ def test_rules_on_hand_written_xml(tiny_root):
     frames = parse_task("ddi", tiny_root)
     train = frames["train"].set_index("id")
     # pair-less sentences (s0 without entities, s1 with one entity) give nothing
-    assert list(train.index) == ["DDI-MedLine.d1.s2.p0", "DDI-MedLine.d1.s3.p0",
-                                 "DDI-MedLine.d1.s3.p1", "DDI-MedLine.d1.s3.p2"]
+    assert list(train.index) == [
+        "DDI-MedLine.d1.s2.p0",
+        "DDI-MedLine.d1.s3.p0",
+        "DDI-MedLine.d1.s3.p1",
+        "DDI-MedLine.d1.s3.p2",
+    ]
     assert list(train["label"]) == ["DDI-mechanism", "DDI-false", "DDI-effect", "DDI-int"]
     plain = train.loc["DDI-MedLine.d1.s2.p0"]
     assert plain["text"] == "@DRUG$ increases levels of @DRUG$."
     assert (plain["e1_start"], plain["e1_end"], plain["e2_start"], plain["e2_end"]) == (
-        0, 7, 28, 36)
+        0,
+        7,
+        28,
+        36,
+    )
     assert (plain["e1_type"], plain["e2_type"]) == ("drug", "brand")
     # the discontinuous group spans "Calcium ... blockers" and so overlaps "sodium ... blockers"
     overlap = train.loc["DDI-MedLine.d1.s3.p0"]
@@ -159,7 +170,8 @@ def test_rules_on_hand_written_xml(tiny_root):
     assert train.loc["DDI-MedLine.d1.s3.p1", "text"] == "@DRUG$ affect @DRUG$."
     assert train.loc["DDI-MedLine.d1.s3.p2", "text"] == "Calcium and @DRUG$ affect @DRUG$."
     assert train.loc["DDI-MedLine.d1.s3.p2", "original_text"] == (
-        "Calcium and sodium channel blockers affect digoxin.")
+        "Calcium and sodium channel blockers affect digoxin."
+    )
     assert list(frames["dev"]["text"]) == ["Do not combine @DRUG$ with @DRUG$."]
     assert list(frames["test"]["label"]) == ["DDI-advise"]
 
@@ -184,22 +196,25 @@ def test_malformed_xml_names_file_and_line(tiny_root, tmp_path):
     lines = DOC.split("\n")
     lines[4] = lines[4].replace('"/>', '">')  # the entity on line 5 is left open
     path.write_text("\n".join(lines), encoding="utf-8")
-    error = _assert_error(tiny_root, tmp_path / "out", "MedLine/1.xml", "malformed XML",
-                          "mismatched tag", line=6)
+    error = _assert_error(
+        tiny_root, tmp_path / "out", "MedLine/1.xml", "malformed XML", "mismatched tag", line=6
+    )
     assert error.path.endswith("1.xml")
 
 
 def test_truncated_xml(tiny_root, tmp_path):
     path = tiny_root / ROOT / "train_dataset/MedLine/1.xml"
-    path.write_text(DOC[:DOC.index("</sentence>", 500)], encoding="utf-8")
-    _assert_error(tiny_root, tmp_path / "out", "MedLine/1.xml", "malformed XML",
-                  "re-run the download step")
+    path.write_text(DOC[: DOC.index("</sentence>", 500)], encoding="utf-8")
+    _assert_error(
+        tiny_root, tmp_path / "out", "MedLine/1.xml", "malformed XML", "re-run the download step"
+    )
 
 
 def test_pair_with_unknown_entity(tiny_root, tmp_path):
     path = tiny_root / ROOT / "train_dataset/MedLine/1.xml"
-    path.write_text(DOC.replace('e2="DDI-MedLine.d1.s2.e1"', 'e2="DDI-MedLine.d1.s2.e9"'),
-                    encoding="utf-8")
+    path.write_text(
+        DOC.replace('e2="DDI-MedLine.d1.s2.e1"', 'e2="DDI-MedLine.d1.s2.e9"'), encoding="utf-8"
+    )
     _assert_error(tiny_root, tmp_path / "out", "MedLine/1.xml", "DDI-MedLine.d1.s2.e9", line=12)
 
 
@@ -212,16 +227,18 @@ def test_true_pair_without_type(tiny_root, tmp_path):
 def test_bad_char_offset(tiny_root, tmp_path):
     path = tiny_root / ROOT / "test_dataset/DrugBank/Some drug.xml"
     path.write_text(OTHER.replace('charOffset="22-22"', 'charOffset="22-80"'), encoding="utf-8")
-    _assert_error(tiny_root, tmp_path / "out", "Some drug.xml", "runs past the sentence",
-                  line=5)
+    _assert_error(tiny_root, tmp_path / "out", "Some drug.xml", "runs past the sentence", line=5)
 
 
 def test_doctype_is_rejected(tiny_root, tmp_path):
     path = tiny_root / ROOT / "test_dataset/DrugBank/Some drug.xml"
-    path.write_text(OTHER.replace("<document", '<!DOCTYPE document [<!ENTITY a "aaaa">]>\n'
-                                  "<document", 1), encoding="utf-8")
-    _assert_error(tiny_root, tmp_path / "out", "Some drug.xml", "document type declarations",
-                  line=2)
+    path.write_text(
+        OTHER.replace("<document", '<!DOCTYPE document [<!ENTITY a "aaaa">]>\n<document', 1),
+        encoding="utf-8",
+    )
+    _assert_error(
+        tiny_root, tmp_path / "out", "Some drug.xml", "document type declarations", line=2
+    )
 
 
 def test_listed_file_missing(tiny_root, tmp_path):

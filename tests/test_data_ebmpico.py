@@ -27,8 +27,6 @@ ELEMENTS = ("participants", "interventions", "outcomes")
 TAGS = ("I-INT", "I-OUT", "I-PAR")
 
 
-
-
 # --- generated corpus ----------------------------------------------------------------------
 
 
@@ -45,8 +43,9 @@ def test_round_trip_counts_and_schema(generated):
         assert len(pmids) == SPLIT_SIZES[split]
         folder = "test/gold" if split == "test" else "train"
         for element in ELEMENTS:
-            assert all((root / ANN / element / folder / f"{p}.AGGREGATED.ann").is_file()
-                       for p in pmids)
+            assert all(
+                (root / ANN / element / folder / f"{p}.AGGREGATED.ann").is_file() for p in pmids
+            )
         assert set(frame["id"].str.split("-").str[0]) == set(pmids)
         assert list(frame.columns) == list(COLUMNS["pico"])
         assert frame["id"].is_unique and set(frame["split"]) == {split}
@@ -54,8 +53,10 @@ def test_round_trip_counts_and_schema(generated):
         assert (lengths == frame["tags"].map(len)).all() and (lengths > 0).all()
         # every sentence ends with its only "." token, except a document's unfinished last one
         assert all(list(tokens).count(".") <= 1 for tokens in frame["tokens"])
-        tokens = sum(len((root / BASE / "documents" / f"{p}.tokens").read_text().split("\n")) - 1
-                     for p in pmids)
+        tokens = sum(
+            len((root / BASE / "documents" / f"{p}.tokens").read_text().split("\n")) - 1
+            for p in pmids
+        )
         split_stats = stats["splits"][split]
         assert split_stats["instances"] == len(frame)
         assert split_stats["tokens"] == lengths.sum() == tokens
@@ -72,8 +73,10 @@ def test_generated_spans_overlap(generated):
     root, _, _ = generated
     overlaps = 0
     for pmid in (root / INDEX / "train_pmid.tsv").read_text().split(",")[:50]:
-        flags = [(root / ANN / e / "train" / f"{pmid}.AGGREGATED.ann").read_text().split()
-                 for e in ELEMENTS]
+        flags = [
+            (root / ANN / e / "train" / f"{pmid}.AGGREGATED.ann").read_text().split()
+            for e in ELEMENTS
+        ]
         overlaps += sum(1 for token in zip(*flags, strict=True) if token.count("1") > 1)
     assert overlaps > 0
 
@@ -112,8 +115,15 @@ def tiny_root(tmp_path) -> Path:
     root = tmp_path / "raw"
     #                 0           1       2       3      4       5        6      7     8    9
     tokens = ["Patients", "given", "aspirin", "had", "less", "pain", ".", "Pain", "fell", "."]
-    _doc(root, "111", "train", tokens, participants="1111110000",
-         interventions="0011000000", outcomes="0001110100")
+    _doc(
+        root,
+        "111",
+        "train",
+        tokens,
+        participants="1111110000",
+        interventions="0011000000",
+        outcomes="0001110100",
+    )
     _doc(root, "222", "train", ["Adults", "were", "treated"], participants="100")
     _doc(root, "333", "test/gold", ["Placebo", "."], interventions="11")
     _write(root / INDEX / "train_pmid.tsv", "111")
@@ -126,11 +136,15 @@ def test_rules_on_hand_written_files(tiny_root):
     frames = parse_task("ebmpico", tiny_root)
     train = frames["train"]
     assert list(train["id"]) == ["111-0", "111-1"]
-    assert list(train["tokens"]) == [["Patients", "given", "aspirin", "had", "less", "pain", "."],
-                                     ["Pain", "fell", "."]]
+    assert list(train["tokens"]) == [
+        ["Patients", "given", "aspirin", "had", "less", "pain", "."],
+        ["Pain", "fell", "."],
+    ]
     # token 2: P+I -> I-INT; token 3: P+I+O -> I-OUT; tokens 4-5: P+O -> I-OUT
-    assert list(train["tags"]) == [["I-PAR", "I-PAR", "I-INT", "I-OUT", "I-OUT", "I-OUT", "O"],
-                                   ["I-OUT", "O", "O"]]
+    assert list(train["tags"]) == [
+        ["I-PAR", "I-PAR", "I-INT", "I-OUT", "I-OUT", "I-OUT", "O"],
+        ["I-OUT", "O", "O"],
+    ]
     assert list(frames["dev"]["tags"]) == [["I-PAR", "O", "O"]]  # no "." -> one sentence
     assert list(frames["test"]["tags"]) == [["I-INT", "I-INT"]]  # read from test/gold
     stats = prepare_task("ebmpico", tiny_root, tiny_root.parent / "out")
@@ -140,11 +154,17 @@ def test_rules_on_hand_written_files(tiny_root):
 
 
 def test_precedence_and_split_helpers():
-    flags = {"participants": [True, True, True, False], "interventions": [False, True, True, True],
-             "outcomes": [False, False, True, False]}
+    flags = {
+        "participants": [True, True, True, False],
+        "interventions": [False, True, True, True],
+        "outcomes": [False, False, True, False],
+    }
     assert document_tags(4, flags) == ["I-PAR", "I-INT", "I-OUT", "I-INT"]
     assert sentences([".", "a", ".", "b"], ["O", "O", "O", "O"]) == [
-        (["."], ["O"]), (["a", "."], ["O", "O"]), (["b"], ["O"])]
+        (["."], ["O"]),
+        (["a", "."], ["O", "O"]),
+        (["b"], ["O"]),
+    ]
     assert sentences([], []) == []
 
 
@@ -159,27 +179,40 @@ def _assert_error(root: Path, out: Path, *fragments: str, line: int | None = Non
 
 def test_ann_line_count_differs(tiny_root, tmp_path):
     _write(tiny_root / ANN / "outcomes/train/111.AGGREGATED.ann", "0\n1\n0\n")
-    error = _assert_error(tiny_root, tmp_path / "out", "outcomes/train/111.AGGREGATED.ann",
-                          "documents/111.tokens", "3 labels", "10 tokens")
+    error = _assert_error(
+        tiny_root,
+        tmp_path / "out",
+        "outcomes/train/111.AGGREGATED.ann",
+        "documents/111.tokens",
+        "3 labels",
+        "10 tokens",
+    )
     assert error.path.endswith("111.AGGREGATED.ann")
 
 
 def test_ann_too_long_points_at_first_extra_line(tiny_root, tmp_path):
     _write(tiny_root / ANN / "participants/test/gold/333.AGGREGATED.ann", "0\n0\n1\n")
-    _assert_error(tiny_root, tmp_path / "out", "participants/test/gold/333.AGGREGATED.ann",
-                  "333.tokens", "3 labels", "2 tokens", line=3)
+    _assert_error(
+        tiny_root,
+        tmp_path / "out",
+        "participants/test/gold/333.AGGREGATED.ann",
+        "333.tokens",
+        "3 labels",
+        "2 tokens",
+        line=3,
+    )
 
 
 def test_ann_bad_value(tiny_root, tmp_path):
     _write(tiny_root / ANN / "interventions/train/222.AGGREGATED.ann", "0\n2\n0\n")
-    _assert_error(tiny_root, tmp_path / "out", "interventions/train/222.AGGREGATED.ann:2:",
-                  "'2'", line=2)
+    _assert_error(
+        tiny_root, tmp_path / "out", "interventions/train/222.AGGREGATED.ann:2:", "'2'", line=2
+    )
 
 
 def test_test_document_missing_from_gold(tiny_root, tmp_path):
     (tiny_root / ANN / "outcomes/test/gold/333.AGGREGATED.ann").unlink()
-    _assert_error(tiny_root, tmp_path / "out", "outcomes/test/gold/333.AGGREGATED.ann",
-                  "not found")
+    _assert_error(tiny_root, tmp_path / "out", "outcomes/test/gold/333.AGGREGATED.ann", "not found")
 
 
 def test_bad_index_entry(tiny_root, tmp_path):

@@ -94,8 +94,11 @@ def test_ner_frames(prepared, raw_root, task):
 
 def test_bc5cdr_sources_share_their_text(raw_root):
     def tokens(source):
-        return [line.split("\t")[0] for line in (raw_root / source / "test.tsv").read_text()
-                .splitlines()]
+        return [
+            line.split("\t")[0]
+            for line in (raw_root / source / "test.tsv").read_text().splitlines()
+        ]
+
     assert tokens("bc5chem") == tokens("bc5disease")
 
 
@@ -145,8 +148,9 @@ def test_pubmedqa_frames(prepared, raw_root):
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("source", sorted(GENERATORS))
@@ -179,8 +183,9 @@ def _spans(tags: list[str]) -> set[tuple[int, int]]:
 
 def _shape(token: str) -> str:
     """Word shape: KRX3 -> A0, hepatoma -> a (entity names follow a few shapes)."""
-    classes = ["A" if c.isupper() else "a" if c.islower() else "0" if c.isdigit() else c
-               for c in token]
+    classes = [
+        "A" if c.isupper() else "a" if c.islower() else "0" if c.isdigit() else c for c in token
+    ]
     return "".join(c for i, c in enumerate(classes) if i == 0 or c != classes[i - 1])
 
 
@@ -208,8 +213,11 @@ def test_ner_signal(prepared, task):
     for tokens, tags in zip(frames["dev"]["tokens"], frames["dev"]["tags"], strict=True):
         guess = [guess_tag(t) for t in tokens]
         true_spans, guess_spans = _spans(list(tags)), _spans(guess)
-        gold, pred, hit = gold + len(true_spans), pred + len(guess_spans), hit + len(
-            true_spans & guess_spans)
+        gold, pred, hit = (
+            gold + len(true_spans),
+            pred + len(guess_spans),
+            hit + len(true_spans & guess_spans),
+        )
     f1 = 2 * hit / (gold + pred)
     assert f1 > 0.6, f1
 
@@ -217,7 +225,8 @@ def test_ner_signal(prepared, task):
 def _bag_of_words_accuracy(train: pd.DataFrame, dev: pd.DataFrame, column: str) -> float:
     vectorizer = CountVectorizer(ngram_range=(1, 2))
     model = LogisticRegression(max_iter=1000).fit(
-        vectorizer.fit_transform(train[column]), train["label"])
+        vectorizer.fit_transform(train[column]), train["label"]
+    )
     return float((model.predict(vectorizer.transform(dev[column])) == dev["label"]).mean())
 
 
@@ -244,8 +253,10 @@ def test_biosses_signal(prepared):
     _, frames = prepared["biosses"]
     for split in ("train", "dev"):
         frame = frames[split]
-        overlap = [len(set(a.split()) & set(b.split())) / len(set(a.split()) | set(b.split()))
-                   for a, b in zip(frame["text_a"], frame["text_b"], strict=True)]
+        overlap = [
+            len(set(a.split()) & set(b.split())) / len(set(a.split()) | set(b.split()))
+            for a, b in zip(frame["text_a"], frame["text_b"], strict=True)
+        ]
         assert np.corrcoef(overlap, frame["score"])[0, 1] > 0.7
 
 
@@ -257,9 +268,11 @@ def test_hoc_signal(prepared):
     y_dev = binarizer.transform(frames["dev"]["labels"])
     vectorizer = CountVectorizer(ngram_range=(1, 2))
     model = OneVsRestClassifier(LogisticRegression(max_iter=1000)).fit(
-        vectorizer.fit_transform(frames["train"]["text"]), y_train)
-    f1 = f1_score(y_dev, model.predict(vectorizer.transform(frames["dev"]["text"])),
-                  average="micro")
+        vectorizer.fit_transform(frames["train"]["text"]), y_train
+    )
+    f1 = f1_score(
+        y_dev, model.predict(vectorizer.transform(frames["dev"]["text"])), average="micro"
+    )
     most_common = np.zeros_like(y_dev)
     most_common[:, y_train.sum(axis=0).argmax()] = 1  # majority: the commonest hallmark always
     baseline = f1_score(y_dev, most_common, average="micro")

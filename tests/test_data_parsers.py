@@ -54,20 +54,19 @@ def test_ner_three_columns(ner_root, tmp_path):
     path = ner_root / "bc5chem" / "train.tsv"
     old = replace_line(path, 5, "Selegiline\tB-Chemical\textra")
     assert old.strip()  # line 5 of a generated file is a token line (sentences have >= 10)
-    prepare_fails("bc5chem", ner_root, tmp_path / "out",
-                            "bc5chem/train.tsv:5:", "found 3")
+    prepare_fails("bc5chem", ner_root, tmp_path / "out", "bc5chem/train.tsv:5:", "found 3")
 
 
 def test_ner_unknown_tag(ner_root, tmp_path):
     replace_line(ner_root / "bc5chem" / "devel.tsv", 7, "Selegiline\tX-Foo")
-    prepare_fails("bc5chem", ner_root, tmp_path / "out",
-                            "bc5chem/devel.tsv:7:", "'X-Foo'")
+    prepare_fails("bc5chem", ner_root, tmp_path / "out", "bc5chem/devel.tsv:7:", "'X-Foo'")
 
 
 def test_ner_missing_file(ner_root, tmp_path):
     (ner_root / "bc5chem" / "test.tsv").unlink()
-    prepare_fails("bc5chem", ner_root, tmp_path / "out",
-                            "bc5chem/test.tsv", "not found", "download")
+    prepare_fails(
+        "bc5chem", ner_root, tmp_path / "out", "bc5chem/test.tsv", "not found", "download"
+    )
 
 
 def test_error_carries_path_and_line(ner_root):
@@ -80,6 +79,7 @@ def test_error_carries_path_and_line(ner_root):
 
 
 # --- GAD ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def gad_root(tmp_path) -> Path:
@@ -100,8 +100,14 @@ def test_gad_missing_column(gad_root, tmp_path):
     path = gad_root / "gad" / "GAD" / "1" / "train.tsv"
     sentence = path.read_text().split("\n")[16].split("\t")[0]
     replace_line(path, 17, sentence)  # the label column is gone
-    prepare_fails("gad", gad_root, tmp_path / "out",
-                            "gad/GAD/1/train.tsv:17:", "found 1", "BioBERT REdata GAD")
+    prepare_fails(
+        "gad",
+        gad_root,
+        tmp_path / "out",
+        "gad/GAD/1/train.tsv:17:",
+        "found 1",
+        "BioBERT REdata GAD",
+    )
 
 
 def test_gad_bad_test_label(gad_root, tmp_path):
@@ -117,6 +123,7 @@ def test_gad_too_short(gad_root, tmp_path):
 
 # --- PubMedQA ----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def pqa_root(tmp_path) -> Path:
     generate_source("pubmedqa", tmp_path / "raw" / "pubmedqa", seed=3)
@@ -126,8 +133,9 @@ def pqa_root(tmp_path) -> Path:
 def test_pubmedqa_bad_json(pqa_root, tmp_path):
     path = pqa_root / "pubmedqa" / "ori_pqal.json"
     assert '"QUESTION"' in replace_line(path, 3, '        "QUESTION": oops,')
-    prepare_fails("pubmedqa", pqa_root, tmp_path / "out",
-                            "pubmedqa/ori_pqal.json:3:", "invalid JSON")
+    prepare_fails(
+        "pubmedqa", pqa_root, tmp_path / "out", "pubmedqa/ori_pqal.json:3:", "invalid JSON"
+    )
 
 
 def test_pubmedqa_bad_decision_points_at_its_record(pqa_root, tmp_path):
@@ -137,8 +145,9 @@ def test_pubmedqa_bad_decision_points_at_its_record(pqa_root, tmp_path):
     data[pmid]["final_decision"] = "perhaps"
     path.write_text(json.dumps(data, indent=4))
     line = path.read_text().split("\n").index(f'    "{pmid}": {{') + 1
-    prepare_fails("pubmedqa", pqa_root, tmp_path / "out",
-                            f"ori_pqal.json:{line}:", pmid, "'perhaps'")
+    prepare_fails(
+        "pubmedqa", pqa_root, tmp_path / "out", f"ori_pqal.json:{line}:", pmid, "'perhaps'"
+    )
 
 
 def test_pubmedqa_missing_test_pmid(pqa_root, tmp_path):
@@ -150,15 +159,21 @@ def test_pubmedqa_missing_test_pmid(pqa_root, tmp_path):
 
 # --- HoC ---------------------------------------------------------------------------------------
 
+
 def test_hoc_label_rules(tmp_path):
     # the real files' spellings: "X AND Y", "XANDY" without a space, "NULL", blank chunks
-    path = _write(tmp_path / "labels" / "1.txt",
-                  "< <Sustaining proliferative signaling--Receptors ANDResisting cell death--"
-                  "Apoptosis< NULL<  Avoiding immune destruction--Immune response AND "
-                  "Sustaining proliferative signaling--Growth factors--")
+    path = _write(
+        tmp_path / "labels" / "1.txt",
+        "< <Sustaining proliferative signaling--Receptors ANDResisting cell death--"
+        "Apoptosis< NULL<  Avoiding immune destruction--Immune response AND "
+        "Sustaining proliferative signaling--Growth factors--",
+    )
     assert sentence_labels(path, 4) == [
-        [], ["resisting cell death", "sustaining proliferative signaling"], [],
-        ["avoiding immune destruction", "sustaining proliferative signaling"]]
+        [],
+        ["resisting cell death", "sustaining proliferative signaling"],
+        [],
+        ["avoiding immune destruction", "sustaining proliferative signaling"],
+    ]
 
 
 @pytest.fixture
@@ -179,25 +194,30 @@ def test_hoc_unknown_hallmark(hoc_root, tmp_path):
     chunks = path.read_text().split("<")
     chunks[1] = "Cancer vibes--Good"
     path.write_text("<".join(chunks))
-    prepare_fails("hoc", hoc_root, tmp_path / "out",
-                            f"labels/{path.name}:1:", "'Cancer vibes--Good'", "hallmarks")
+    prepare_fails(
+        "hoc",
+        hoc_root,
+        tmp_path / "out",
+        f"labels/{path.name}:1:",
+        "'Cancer vibes--Good'",
+        "hallmarks",
+    )
 
 
 def test_hoc_chunks_must_match_sentences(hoc_root, tmp_path):
     path = _a_labels_file(hoc_root)
     path.write_text(path.read_text() + "< ")
-    prepare_fails("hoc", hoc_root, tmp_path / "out", f"labels/{path.name}:1:",
-                            "label chunks")
+    prepare_fails("hoc", hoc_root, tmp_path / "out", f"labels/{path.name}:1:", "label chunks")
 
 
 def test_hoc_missing_index(hoc_root, tmp_path):
     index = hoc_root / "blurb-index" / "data_generation" / "indexing" / "HoC" / "test_pmid.tsv"
     index.unlink()
-    prepare_fails("hoc", hoc_root, tmp_path / "out", "HoC/test_pmid.tsv",
-                            "'blurb-index'")
+    prepare_fails("hoc", hoc_root, tmp_path / "out", "HoC/test_pmid.tsv", "'blurb-index'")
 
 
 # --- BIOSSES -----------------------------------------------------------------------------------
+
 
 def test_biosses_bad_score(tmp_path):
     root = tmp_path / "raw"
@@ -205,8 +225,7 @@ def test_biosses_bad_score(tmp_path):
     path = root / "biosses" / "annotation_pairs_scores.tsv"
     fields = path.read_text().split("\n")[9].split("\t")
     replace_line(path, 10, "\t".join([*fields[:-1], "five"]))
-    prepare_fails("biosses", root, tmp_path / "out",
-                            "annotation_pairs_scores.tsv:10:", "'five'")
+    prepare_fails("biosses", root, tmp_path / "out", "annotation_pairs_scores.tsv:10:", "'five'")
 
 
 def test_biosses_score_is_mean_of_annotators(tmp_path):

@@ -45,9 +45,19 @@ def sts(tmp_path_factory):
 
 def run(root: Path, name: str, **overrides) -> dict:
     options = {
-        **GU_DEFAULTS, "model": "tiny", "model_source": str(root / "model"), "task": "biosses",
-        "recipe": "steps", "hparams": "h", "lr": 3e-4, "batch_size": 8, "epochs": 3,
-        "max_length": 128, "seed": 5, "code_version": "1", **overrides,
+        **GU_DEFAULTS,
+        "model": "tiny",
+        "model_source": str(root / "model"),
+        "task": "biosses",
+        "recipe": "steps",
+        "hparams": "h",
+        "lr": 3e-4,
+        "batch_size": 8,
+        "epochs": 3,
+        "max_length": 128,
+        "seed": 5,
+        "code_version": "1",
+        **overrides,
     }
     out = root / "cells" / name / "result.json"
     return train_cell(options, root / "encoded", root / "data/biosses", out)
@@ -63,7 +73,14 @@ def test_the_selected_step_is_the_best_dev_evaluation_and_gives_the_test_predict
     records = result["epochs"]
     # every 3 steps of 24 (8 an epoch), with the epoch each step fell in
     assert [(r["epoch"], r["step"]) for r in records] == [
-        (1, 3), (1, 6), (2, 9), (2, 12), (2, 15), (3, 18), (3, 21), (3, 24)
+        (1, 3),
+        (1, 6),
+        (2, 9),
+        (2, 12),
+        (2, 15),
+        (3, 18),
+        (3, 21),
+        (3, 24),
     ]
     assert len({r["dev"] for r in records}) > 1  # the choice is not trivial
     best = max(records, key=lambda r: r["dev"])
@@ -137,16 +154,24 @@ def test_sigterm_between_evaluations_resumes_to_the_uninterrupted_result(sts, mo
 
 
 def test_the_report_curves_place_step_evaluations_on_the_epoch_axis():
-    records = [{"epoch": 1, "step": 3, "dev": 1.0}, {"epoch": 1, "step": 6, "dev": 2.0},
-               {"epoch": 2, "step": 12, "dev": 3.0}]
+    records = [
+        {"epoch": 1, "step": 3, "dev": 1.0},
+        {"epoch": 1, "step": 6, "dev": 2.0},
+        {"epoch": 2, "step": 12, "dev": 3.0},
+    ]
     assert _dev_by_epoch(json.dumps(records)) == [(0.5, 1.0), (1.0, 2.0), (2.0, 3.0)]
     assert _dev_by_epoch(json.dumps([{"epoch": 1, "dev": 4.0}])) == [(1, 4.0)]
 
 
 def test_the_options_join_the_cell_only_when_a_recipe_sets_them():
-    config = {"models": {"m": {"path": "resources/models/m"}},
-              "recipes": {"plain": {}, "steps": {"eval_every_steps": 200, "patience": 3},
-                          "final": {"patience": 3, "train_on": "train+dev"}}}
+    config = {
+        "models": {"m": {"path": "resources/models/m"}},
+        "recipes": {
+            "plain": {},
+            "steps": {"eval_every_steps": 200, "patience": 3},
+            "final": {"patience": 3, "train_on": "train+dev"},
+        },
+    }
     plain = cell_options(config, "m", "gad", "plain", 1e-5, 16)
     assert "eval_every_steps" not in plain and "patience" not in plain  # unchanged identity
     steps = cell_options(config, "m", "gad", "steps", 1e-5, 16)

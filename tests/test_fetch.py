@@ -103,7 +103,11 @@ def test_a_trickling_server_is_cut_off_at_the_deadline(server, tmp_path):
     started = time.monotonic()
     with pytest.raises(DataFormatError, match=r"failed after 2 tries .*not complete after 0.5 s"):
         fetch.download(
-            f"{server}/trickle", tmp_path / "t.tsv", retries=1, backoff=0.01, timeout=5,
+            f"{server}/trickle",
+            tmp_path / "t.tsv",
+            retries=1,
+            backoff=0.01,
+            timeout=5,
             deadline=0.5,
         )
     assert time.monotonic() - started < 5  # the socket timeout alone would never fire

@@ -33,8 +33,12 @@ RECIPES = {
 
 
 def config(models=None, **study) -> dict:
-    base = {"models": ["m"], "tasks": ["biosses"], "recipes": ["search", "deep", "final"],
-            "seeds": 2}
+    base = {
+        "models": ["m"],
+        "tasks": ["biosses"],
+        "recipes": ["search", "deep", "final"],
+        "seeds": 2,
+    }
     return {
         "models": models or {"m": {"hub_id": "org/m"}},
         "recipes": copy.deepcopy(RECIPES),
@@ -48,7 +52,11 @@ def test_final_recipe_runs_once_in_selected_with_its_setting_unknown():
     assert sorted(final) == [f"results/cells/m/biosses/final/selected/seed{s}" for s in (1, 2)]
     options = next(iter(final.values())).options
     assert {k: options[k] for k in ("lr", "batch_size", "reinit_top", "layerwise_lr_decay")} == {
-        "lr": None, "batch_size": None, "reinit_top": None, "layerwise_lr_decay": None}
+        "lr": None,
+        "batch_size": None,
+        "reinit_top": None,
+        "layerwise_lr_decay": None,
+    }
     assert options["epochs"] == 3  # the searches' largest budget: the job's resource bound
     assert options["hparams_from"] == ["search", "deep"] and options["select"] == "last"
     assert options["selection_file"] == "results/selection/m/biosses/final.json"
@@ -85,16 +93,24 @@ def test_a_chain_and_a_search_no_study_runs_are_named():
 
 
 def test_the_choice_is_the_best_point_of_the_best_recipe_and_the_median_best_epoch():
-    cells = frame([
-        ("m", "biosses", "search", "lr0.001-bs8-reinit1", 1, 80.0, 70.0),
-        ("m", "biosses", "search", "lr0.001-bs8-reinit1", 2, 84.0, 71.0),
-        ("m", "biosses", "search", "lr0.003-bs8-reinit0", 1, 90.0, 60.0),
-        ("m", "biosses", "search", "lr0.003-bs8-reinit0", 2, 60.0, 60.0),
-        ("m", "biosses", "deep", "lr0.001-bs16-reinit2", 1, 81.0, 75.0),
-        ("m", "biosses", "deep", "lr0.001-bs16-reinit2", 2, 81.0, 75.0),
-    ])
-    point = {"lr": 1e-3, "batch_size": 8, "reinit_top": 1, "layerwise_lr_decay": None,
-             "freeze_lower": 0, "epochs": 20}
+    cells = frame(
+        [
+            ("m", "biosses", "search", "lr0.001-bs8-reinit1", 1, 80.0, 70.0),
+            ("m", "biosses", "search", "lr0.001-bs8-reinit1", 2, 84.0, 71.0),
+            ("m", "biosses", "search", "lr0.003-bs8-reinit0", 1, 90.0, 60.0),
+            ("m", "biosses", "search", "lr0.003-bs8-reinit0", 2, 60.0, 60.0),
+            ("m", "biosses", "deep", "lr0.001-bs16-reinit2", 1, 81.0, 75.0),
+            ("m", "biosses", "deep", "lr0.001-bs16-reinit2", 2, 81.0, 75.0),
+        ]
+    )
+    point = {
+        "lr": 1e-3,
+        "batch_size": 8,
+        "reinit_top": 1,
+        "layerwise_lr_decay": None,
+        "freeze_lower": 0,
+        "epochs": 20,
+    }
     cells["options"] = [json.dumps(point)] * len(cells)
     cells["selected_epoch"] = [3, 6, 1, 1, 2, 2]
     selection = choose_setting(cells, ["search", "deep"])
@@ -129,7 +145,10 @@ def run_jobs(root, cfg, recipes):
     for path, job in cell_jobs(expand_cells(cfg)).items():
         if job.recipe in recipes:
             statuses[path] = run_cell_job(
-                job.options, list(job.seeds), encoded, root / "data/biosses",
+                job.options,
+                list(job.seeds),
+                encoded,
+                root / "data/biosses",
                 root / path / "seeds.json",
             )
     return statuses
@@ -152,8 +171,9 @@ def test_final_job_trains_with_the_selection_and_retrains_only_when_it_changes(
     assert set(selection["options"]) == set(SELECTED_KEYS)
 
     run_jobs(project, cfg, {"final"})
-    result = json.loads((project / "results/cells/m/biosses/final/selected/seed1/result.json")
-                        .read_text())
+    result = json.loads(
+        (project / "results/cells/m/biosses/final/selected/seed1/result.json").read_text()
+    )
     for key, value in selection["options"].items():
         assert result["options"][key] == value
     assert result["selection"] == "last" and len(result["epochs"]) == selection["options"]["epochs"]
@@ -174,8 +194,9 @@ def test_final_job_trains_with_the_selection_and_retrains_only_when_it_changes(
     assert error.startswith("rejected: its options differ from the config's:") and "lr" in error
     run_jobs(project, cfg, {"final"})  # a changed selection: retrained with it
     assert "seed 1: training (its options differ" in capsys.readouterr().out
-    result = json.loads((project / "results/cells/m/biosses/final/selected/seed1/result.json")
-                        .read_text())
+    result = json.loads(
+        (project / "results/cells/m/biosses/final/selected/seed1/result.json").read_text()
+    )
     assert result["options"]["lr"] == 2e-3 and len(result["epochs"]) == 1
 
 
@@ -199,16 +220,21 @@ def dry_run(work, target, *args):
 def planned(output: str) -> list[str]:
     """'rule/hparams' of each job a dry run lists."""
     jobs = re.findall(r"rule (\w+):\n(?:.*\n)*?\s+wildcards: ([^\n]*)", output)
-    return sorted(f"{rule}/{dict(w.split('=') for w in wc.split(', ')).get('hparams', '')}"
-                  for rule, wc in jobs)
+    return sorted(
+        f"{rule}/{dict(w.split('=') for w in wc.split(', ')).get('hparams', '')}"
+        for rule, wc in jobs
+    )
 
 
 @pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_dry_run_plans_search_then_selection_then_final_model(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())
-    demo["recipes"]["final"] = {"extends": "standard", "train_on": "train+dev",
-                                "hparams_from": "standard"}
+    demo["recipes"]["final"] = {
+        "extends": "standard",
+        "train_on": "train+dev",
+        "hparams_from": "standard",
+    }
     demo["studies"]["demo"]["recipes"].append("final")
     (work / "final.yaml").write_text(yaml.safe_dump(demo))
     target = "results/cells/tiny-biobert/biosses/final/selected/seeds.json"

@@ -39,8 +39,12 @@ def steps_of(model, optimizer, scheduler, state=None):
 
 def train(steps, state, n):
     for _ in range(n):
-        steps.step(DATA["length"], [0, 1, 2], lambda rows: collate(DATA, rows, 0, torch.long),
-                   lambda loss: loss)
+        steps.step(
+            DATA["length"],
+            [0, 1, 2],
+            lambda rows: collate(DATA, rows, 0, torch.long),
+            lambda loss: loss,
+        )
         state.step += 1
         steps.sync(state)
 

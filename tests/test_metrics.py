@@ -148,8 +148,14 @@ def test_chance_baseline_hoc_best_constant_label_set():
 
 
 def test_blurb_score_macro_over_types():
-    scores = {"bc5chem": 90.0, "ncbidisease": 80.0, "chemprot": 70.0, "ddi": 80.0, "gad": 90.0,
-              "biosses": 60.0}
+    scores = {
+        "bc5chem": 90.0,
+        "ncbidisease": 80.0,
+        "chemprot": 70.0,
+        "ddi": 80.0,
+        "gad": 90.0,
+        "biosses": 60.0,
+    }
     # ner 85, re 80, sts 60 -> 75
     assert blurb_score(scores) == pytest.approx(75.0)
     assert blurb_label(scores) == "BLURB (ner, re, sts)"

@@ -28,18 +28,33 @@ from workflow_helpers import REPO, copy_workflow, snakemake
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 SMALL_TASKS = {"biosses", "pubmedqa", "bioasq"}  # Gu et al.: 10 seeds; 5 for the others
 PAPER_TABLES = [
-    "gu-table6", "gu-table8-text", "gu-table10-head", "gu-table11-tagging", "gu-table12-re",
-    "tinn-table2", "tinn-table3", "tinn-table4", "tinn-table5", "tinn-table6", "tinn-table7",
-    "tinn-table8", "tinn-table9", "tinn-table9-biosses",
+    "gu-table6",
+    "gu-table8-text",
+    "gu-table10-head",
+    "gu-table11-tagging",
+    "gu-table12-re",
+    "tinn-table2",
+    "tinn-table3",
+    "tinn-table4",
+    "tinn-table5",
+    "tinn-table6",
+    "tinn-table7",
+    "tinn-table8",
+    "tinn-table9",
+    "tinn-table9-biosses",
 ]
 
 
 # --- the paper studies ------------------------------------------------------------------------
 
+
 def _options(study, recipe, model=None, task=None):
     cells = expand_cells(CONFIG, [study]).values()
-    return next(c.options for c in cells if c.recipe == recipe
-                and model in (None, c.model) and task in (None, c.task))
+    return next(
+        c.options
+        for c in cells
+        if c.recipe == recipe and model in (None, c.model) and task in (None, c.task)
+    )
 
 
 def _points(study, recipe, model=None):
@@ -105,16 +120,32 @@ def test_gu_table6_has_the_nine_models_and_one_setting_per_dataset():
 def test_gu_ablation_tables_are_the_papers():
     studies = CONFIG["studies"]
     assert studies["gu-table10-head"]["tasks"] == [
-        "bc5chem", "bc5disease", "jnlpba", "chemprot", "ddi", "gad"]
+        "bc5chem",
+        "bc5disease",
+        "jnlpba",
+        "chemprot",
+        "ddi",
+        "gad",
+    ]
     assert _options("gu-table10-head", "head-bilstm")["head"] == "bilstm"
     assert studies["gu-table11-tagging"]["tasks"] == ["bc5chem", "bc5disease", "jnlpba"]
-    assert {_options("gu-table11-tagging", r)["tagging"]
-            for r in studies["gu-table11-tagging"]["recipes"]} == {"BIO", "BIOUL", "IO"}
-    combos = {(_options("gu-table12-re", r)["re_input"], _options("gu-table12-re", r)["re_pooling"])
-              for r in studies["gu-table12-re"]["recipes"]}
-    assert combos == {("dummify", "cls"), ("dummify", "max"), ("original", "cls"),
-                      ("original", "max"), ("markers", "cls"), ("markers", "max"),
-                      ("markers", "entity_start")}
+    assert {
+        _options("gu-table11-tagging", r)["tagging"]
+        for r in studies["gu-table11-tagging"]["recipes"]
+    } == {"BIO", "BIOUL", "IO"}
+    combos = {
+        (_options("gu-table12-re", r)["re_input"], _options("gu-table12-re", r)["re_pooling"])
+        for r in studies["gu-table12-re"]["recipes"]
+    }
+    assert combos == {
+        ("dummify", "cls"),
+        ("dummify", "max"),
+        ("original", "cls"),
+        ("original", "max"),
+        ("markers", "cls"),
+        ("markers", "max"),
+        ("markers", "entity_start"),
+    }
 
 
 def test_tinn_optimisation_and_budgets_are_the_papers():
@@ -132,15 +163,24 @@ def test_tinn_techniques_are_one_column_with_their_setting_on_dev():
     lr_bs = 6
     assert _options("tinn-table4", "tinn-freeze-half")["freeze_lower"] == "half"
     assert len(_points("tinn-table4", "tinn-llrd")) == lr_bs * 2  # decay 0.8 or 0.9
-    decays = {c.options["layerwise_lr_decay"] for c in expand_cells(CONFIG, ["tinn-table4"])
-              .values() if c.recipe == "tinn-llrd"}
+    decays = {
+        c.options["layerwise_lr_decay"]
+        for c in expand_cells(CONFIG, ["tinn-table4"]).values()
+        if c.recipe == "tinn-llrd"
+    }
     assert decays == {0.8, 0.9}
     assert len(_points("tinn-table4", "tinn-reinit")) == lr_bs * 3  # up to 3 layers (BASE)
     # LARGE: up to 6 layers, one column chosen on dev
-    assert len(_points("tinn-table6", "tinn-reinit") | _points("tinn-table6", "tinn-reinit-deep")
-               ) == lr_bs * 6
+    assert (
+        len(_points("tinn-table6", "tinn-reinit") | _points("tinn-table6", "tinn-reinit-deep"))
+        == lr_bs * 6
+    )
     assert shown_study(CONFIG["studies"]["tinn-table6"])["recipes"] == [
-        "tinn-improved", "tinn-freeze-half", "tinn-llrd", "layer-reinit"]
+        "tinn-improved",
+        "tinn-freeze-half",
+        "tinn-llrd",
+        "layer-reinit",
+    ]
     large = CONFIG["studies"]["tinn-table6"]["models"]
     assert {CONFIG["models"][m]["hub_id"] for m in large} == {
         "dmis-lab/biobert-large-cased-v1.1",
@@ -155,12 +195,19 @@ def test_tinn_table5_is_sizes_by_techniques():
     found = set()
     for recipe in study["recipes"]:
         options = _options("tinn-table5", recipe)
-        technique = ("freeze" if options["freeze_lower"] else "llrd"
-                     if options["layerwise_lr_decay"] else "reinit" if options["reinit_top"]
-                     else "baseline")
+        technique = (
+            "freeze"
+            if options["freeze_lower"]
+            else "llrd"
+            if options["layerwise_lr_decay"]
+            else "reinit"
+            if options["reinit_top"]
+            else "baseline"
+        )
         found.add((options["train_subsample"], technique))
-    assert found == {(n, t) for n in (100, 500, 1000)
-                     for t in ("baseline", "freeze", "llrd", "reinit")}
+    assert found == {
+        (n, t) for n in (100, 500, 1000) for t in ("baseline", "freeze", "llrd", "reinit")
+    }
     assert study["tasks"] == ["chemprot", "ddi"]
 
 
@@ -172,8 +219,9 @@ def test_tinn_tables_7_to_9_cover_blurb():
     cells = expand_cells(CONFIG, ["tinn-table7"]).values()
     searched = {c.task for c in cells if c.recipe != "tinn-improved"}
     assert searched == SMALL_TASKS  # techniques searched on the small tasks only
-    assert {_options("tinn-table8", r)["remove_top"]
-            for r in studies["tinn-table8"]["recipes"]} == {0, 2, 4, 6}
+    assert {
+        _options("tinn-table8", r)["remove_top"] for r in studies["tinn-table8"]["recipes"]
+    } == {0, 2, 4, 6}
     assert set(shown_study(studies["tinn-table9"])["recipes"]) == {"standard", "optimal"}
     cells = expand_cells(CONFIG, ["tinn-table9"]).values()
     reinit = {(c.model, c.options["reinit_top"]) for c in cells if c.options["reinit_top"]}
@@ -188,11 +236,17 @@ def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
     cells = expand_cells(CONFIG)
     final = [c for c in cells.values() if c.recipe == "tinn-biosses-train-dev"]
     assert {(c.hparams, c.options["lr"], tuple(c.options["hparams_from"])) for c in final} == {
-        ("selected", None, ("tinn-reinit", "tinn-reinit-deep"))} and len(final) == 3 * 10
-    depths = {path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
-              for path, jobs in search_jobs(cell_jobs(cells)).items()}  # 6 grid points each
-    assert depths == {"pubmedbert": [1, 2, 3], "pubmedbert-large": [1, 2, 3, 4, 5, 6],
-                      "pubmedelectra-large": [1, 2, 3, 4, 5, 6]}
+        ("selected", None, ("tinn-reinit", "tinn-reinit-deep"))
+    } and len(final) == 3 * 10
+    depths = {
+        path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
+        for path, jobs in search_jobs(cell_jobs(cells)).items()
+    }  # 6 grid points each
+    assert depths == {
+        "pubmedbert": [1, 2, 3],
+        "pubmedbert-large": [1, 2, 3, 4, 5, 6],
+        "pubmedelectra-large": [1, 2, 3, 4, 5, 6],
+    }
 
 
 def test_every_study_table_renders_before_any_cell_ran():
@@ -207,6 +261,7 @@ def test_every_study_table_renders_before_any_cell_ran():
 
 
 # --- the dry run ------------------------------------------------------------------------------
+
 
 @pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_dry_run_of_the_default_config_lists_every_studys_cells(tmp_path):
@@ -240,8 +295,10 @@ FIDELITY = (REPO / "docs" / "fidelity.md").read_text()
 
 
 def test_fidelity_map_names_every_study_with_its_cell_count():
-    mapped = {name: int(count.replace(",", "")) for name, count in
-              re.findall(r"`([a-z0-9-]+)` \(([\d,]+) cells\)", FIDELITY)}
+    mapped = {
+        name: int(count.replace(",", ""))
+        for name, count in re.findall(r"`([a-z0-9-]+)` \(([\d,]+) cells\)", FIDELITY)
+    }
     assert set(mapped) == set(CONFIG["studies"])
     for name, count in mapped.items():
         assert len(expand_cells(CONFIG, [name])) == count, name

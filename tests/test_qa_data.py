@@ -143,9 +143,7 @@ def test_linnaeus_from_the_mirror(tmp_path, monkeypatch, capsys):
 
     source = crichton("linnaeus", "linnaeus-IOB", *LINNAEUS_DIGESTS.values())
     monkeypatch.setitem(SOURCES, "linnaeus", source)
-    server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(MIRROR))
-    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(MIRROR)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_port}"

@@ -33,13 +33,25 @@ def _filler(count: int) -> list[str]:
 def _example(words: list[str], answer_at: int | None, answer_words: int, qid: str = "q") -> dict:
     context = " ".join(words)
     if answer_at is None:
-        return {"id": qid, "question": QUESTION, "context": context, "answer_texts": [],
-                "answer_starts": [], "is_impossible": True}
+        return {
+            "id": qid,
+            "question": QUESTION,
+            "context": context,
+            "answer_texts": [],
+            "answer_starts": [],
+            "is_impossible": True,
+        }
     start = len(" ".join(words[:answer_at])) + (1 if answer_at else 0)
     text = " ".join(words[answer_at : answer_at + answer_words])
     assert context[start : start + len(text)] == text
-    return {"id": qid, "question": QUESTION, "context": context, "answer_texts": [text],
-            "answer_starts": [start], "is_impossible": False}
+    return {
+        "id": qid,
+        "question": QUESTION,
+        "context": context,
+        "answer_texts": [text],
+        "answer_starts": [start],
+        "is_impossible": False,
+    }
 
 
 def _windows(tokenizer, examples):
@@ -90,8 +102,10 @@ def test_answer_cut_by_a_window_is_labelled_where_it_is_whole(tokenizer):
 
 def test_unanswerable_and_long_questions(tokenizer):
     long_question = " ".join(_filler(30)) + "?"
-    examples = [_example(_filler(60), None, 0, "none"),
-                {**_example(_filler(10), 2, 1, "long"), "question": long_question}]
+    examples = [
+        _example(_filler(60), None, 0, "none"),
+        {**_example(_filler(10), 2, 1, "long"), "question": long_question},
+    ]
     windows = _windows(tokenizer, examples)
     none = windows.of_example(0)
     assert len(none) == 4  # context words 0-24, 17-41, 34-58, 51-59: steps of 25 - 8

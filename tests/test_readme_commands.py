@@ -128,9 +128,21 @@ def test_a_moved_clone_re_runs_nothing(clone, mirror_data_run, mirror_url):  # n
     clone.rename(moved)
     try:  # the moved clone's own `.venv/bin/python`: another interpreter path than the first run's
         run = subprocess.run(
-            [".venv/bin/python", "-m", "snakemake", "-n", "-p", "data", "--config",
-             f"mirror={mirror_url}"],
-            cwd=moved, env=_env(), capture_output=True, text=True, timeout=600,
+            [
+                ".venv/bin/python",
+                "-m",
+                "snakemake",
+                "-n",
+                "-p",
+                "data",
+                "--config",
+                f"mirror={mirror_url}",
+            ],
+            cwd=moved,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     finally:
         moved.rename(clone)

@@ -639,8 +639,17 @@ def test_paper_recipes_build_the_papers_adam(root, recipe, corrected):
     improved optimisation turns bias correction on; both warm up from a rate of 0."""
     lr, bs, axes = grid_points(resolve_recipe(PAPER_CONFIG, recipe))[0]
     paper = cell_options(PAPER_CONFIG, "pubmedbert", "gad", recipe, lr, bs, axes)
-    keys = ("adam_bias_correction", "adam_epsilon", "adam_beta1", "adam_beta2", "warmup_ratio",
-            "weight_decay", "lr", "batch_size", "epochs")
+    keys = (
+        "adam_bias_correction",
+        "adam_epsilon",
+        "adam_beta1",
+        "adam_beta2",
+        "warmup_ratio",
+        "weight_decay",
+        "lr",
+        "batch_size",
+        "epochs",
+    )
     opts = options(root, "gad", **{k: paper[k] for k in keys})
     _, optimizer, schedule = build_model_and_optimizer(opts, get_task("gad"), 100)
     assert {g["bias_correction"] for g in optimizer.param_groups} == {corrected}
@@ -650,17 +659,24 @@ def test_paper_recipes_build_the_papers_adam(root, recipe, corrected):
 
 def test_a_technique_axis_point_reaches_the_model(root):
     """A `reinit_top` list is a grid axis: each point's cells build the model with its depth."""
-    config = {"models": {"bert": {"path": str(root / "models" / "bert")}},
-              "recipes": {"r": {"lr": 1e-3, "batch_size": 8, "epochs": 1,
-                                "reinit_top": [0, 1]}},
-              "studies": {"s": {"models": ["bert"], "tasks": ["gad"], "recipes": ["r"],
-                                "seeds": 1}}}
+    config = {
+        "models": {"bert": {"path": str(root / "models" / "bert")}},
+        "recipes": {"r": {"lr": 1e-3, "batch_size": 8, "epochs": 1, "reinit_top": [0, 1]}},
+        "studies": {"s": {"models": ["bert"], "tasks": ["gad"], "recipes": ["r"], "seeds": 1}},
+    }
     cells = {c.hparams: c.options for c in expand_cells(config).values()}
     assert set(cells) == {"lr0.001-bs8-reinit0", "lr0.001-bs8-reinit1"}
     top = {}
     for name, cell in cells.items():
         opts = options(root, "gad", reinit_top=cell["reinit_top"], seed=1)
         net, _, _ = build_model_and_optimizer(opts, get_task("gad"), 40)
-        top[name] = next(p for n, p in net.named_parameters() if ".layer.1." in n and
-                         n.endswith("attention.self.query.weight")).detach().clone()
+        top[name] = (
+            next(
+                p
+                for n, p in net.named_parameters()
+                if ".layer.1." in n and n.endswith("attention.self.query.weight")
+            )
+            .detach()
+            .clone()
+        )
     assert not torch.equal(top["lr0.001-bs8-reinit0"], top["lr0.001-bs8-reinit1"])

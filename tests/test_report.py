@@ -12,16 +12,37 @@ def cell_path(root, model, task, recipe, hparams, seed):
 def write_result(root, model, task, recipe, hparams, seed, test, status="ok", error=None):
     path = cell_path(root, model, task, recipe, hparams, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
-        "cell": {"model": model, "task": task, "recipe": recipe, "hparams": hparams, "seed": seed},
-        "status": status, "error": error, "epochs": [], "selected_epoch": 1,
-        "dev": 50.0 if test is not None else None, "test": test,
-        "chance_dev": 0.0, "chance_test": 0.0, "wall_seconds": 60.0, "gpu_hours": 0.5,
-        "peak_memory_mb": 900.0, "device": "NVIDIA H100", "versions": {"torch": "2.13.0"},
-        "git_commit": "abc123", "started": "2025-01-01T00:00:00",
-        "finished": "2025-01-01T00:01:00",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "cell": {
+                    "model": model,
+                    "task": task,
+                    "recipe": recipe,
+                    "hparams": hparams,
+                    "seed": seed,
+                },
+                "status": status,
+                "error": error,
+                "epochs": [],
+                "selected_epoch": 1,
+                "dev": 50.0 if test is not None else None,
+                "test": test,
+                "chance_dev": 0.0,
+                "chance_test": 0.0,
+                "wall_seconds": 60.0,
+                "gpu_hours": 0.5,
+                "peak_memory_mb": 900.0,
+                "device": "NVIDIA H100",
+                "versions": {"torch": "2.13.0"},
+                "git_commit": "abc123",
+                "started": "2025-01-01T00:00:00",
+                "finished": "2025-01-01T00:01:00",
+            }
+        )
+    )
     return path
+
 
 STUDIES = {
     "recipes": {
@@ -35,8 +56,10 @@ STUDIES = {
     }
 }
 SCORES = {
-    ("bc5chem", "standard"): [91.25, 92.75], ("bc5chem", "llrd"): [93.5, 94.5],
-    ("biosses", "standard"): [71.0, 81.0], ("biosses", "llrd"): [88.0],
+    ("bc5chem", "standard"): [91.25, 92.75],
+    ("bc5chem", "llrd"): [93.5, 94.5],
+    ("biosses", "standard"): [71.0, 81.0],
+    ("biosses", "llrd"): [88.0],
 }
 
 
@@ -45,10 +68,19 @@ def make_cells(root):
     for (task, recipe), values in SCORES.items():
         for seed, value in enumerate(values, start=1):
             paths.append(write_result(root, "pubmedbert", task, recipe, "lr3e-5", seed, value))
-    paths.append(write_result(
-        root, "pubmedbert", "biosses", "llrd", "lr3e-5", 2, None, status="failed",
-        error="CUDA <out of memory> & friends",
-    ))
+    paths.append(
+        write_result(
+            root,
+            "pubmedbert",
+            "biosses",
+            "llrd",
+            "lr3e-5",
+            2,
+            None,
+            status="failed",
+            error="CUDA <out of memory> & friends",
+        )
+    )
     paths.append(cell_path(root, "pubmedbert", "bc5chem", "llrd", "lr5e-5", 1))  # missing
     return load_cells(paths)
 
@@ -56,8 +88,10 @@ def make_cells(root):
 def render(tmp_path):
     out = tmp_path / "report" / "report.html"
     provenance = {
-        "config_hash": "cafe1234", "git_commit": "abc123",
-        "versions": {"torch": "2.13.0", "transformers": "5.23.0"}, "date": "2025-01-02",
+        "config_hash": "cafe1234",
+        "git_commit": "abc123",
+        "versions": {"torch": "2.13.0", "transformers": "5.23.0"},
+        "date": "2025-01-02",
     }
     render_report(make_cells(tmp_path), STUDIES, out, provenance)
     return out.read_text(encoding="utf-8")
@@ -135,9 +169,11 @@ def test_report_groups_missing_cells_and_lists_errors(tmp_path):
 
 
 def test_report_flags_collapsed_seeds(tmp_path):
-    paths = [write_result(tmp_path, "pubmedbert", "biosses", r, "h", seed, value)
-             for r, values in (("standard", [80.0, 82.0]), ("llrd", [84.0, 1.0]))
-             for seed, value in enumerate(values, start=1)]
+    paths = [
+        write_result(tmp_path, "pubmedbert", "biosses", r, "h", seed, value)
+        for r, values in (("standard", [80.0, 82.0]), ("llrd", [84.0, 1.0]))
+        for seed, value in enumerate(values, start=1)
+    ]
     # seed 2 of llrd collapsed: dev at chance (the helper writes dev 50, chance 0: rewrite it)
     collapsed = json.loads(paths[-1].read_text())
     collapsed.update(dev=0.0)
@@ -154,11 +190,20 @@ def test_report_flags_collapsed_seeds(tmp_path):
 
 def test_report_overview_blurb_table_for_broad_studies(tmp_path):
     tasks = {"ncbidisease": 85.0, "gad": 80.0, "biosses": 90.0, "hoc": 82.0, "pubmedqa": 60.0}
-    paths = [write_result(tmp_path, model, task, "standard", "h", seed, score + seed + bonus)
-             for model, bonus in (("a", 0.0), ("b", 1.0))
-             for task, score in tasks.items() for seed in (1, 2)]
-    study = {"title": "Broad", "models": ["a", "b"], "tasks": list(tasks),
-             "recipes": ["standard"], "seeds": 2, "table": {"rows": "task", "columns": ["model"]}}
+    paths = [
+        write_result(tmp_path, model, task, "standard", "h", seed, score + seed + bonus)
+        for model, bonus in (("a", 0.0), ("b", 1.0))
+        for task, score in tasks.items()
+        for seed in (1, 2)
+    ]
+    study = {
+        "title": "Broad",
+        "models": ["a", "b"],
+        "tasks": list(tasks),
+        "recipes": ["standard"],
+        "seeds": 2,
+        "table": {"rows": "task", "columns": ["model"]},
+    }
     out = tmp_path / "r.html"
     render_report(load_cells(paths), {"broad": study}, out, {})
     html = out.read_text()
@@ -171,10 +216,18 @@ def test_report_overview_blurb_table_for_broad_studies(tmp_path):
 
 
 def test_report_seed_columns_follow_each_tasks_seeds(tmp_path):
-    paths = [write_result(tmp_path, "m", task, "standard", "h", seed, 50.0 + seed)
-             for task, n in (("bc5chem", 2), ("biosses", 4)) for seed in range(1, n + 1)]
-    study = {"models": ["m"], "tasks": ["bc5chem", "biosses"], "recipes": ["standard"],
-             "seeds": {"default": 2, "biosses": 4}, "table": {"rows": "task", "columns": []}}
+    paths = [
+        write_result(tmp_path, "m", task, "standard", "h", seed, 50.0 + seed)
+        for task, n in (("bc5chem", 2), ("biosses", 4))
+        for seed in range(1, n + 1)
+    ]
+    study = {
+        "models": ["m"],
+        "tasks": ["bc5chem", "biosses"],
+        "recipes": ["standard"],
+        "seeds": {"default": 2, "biosses": 4},
+        "table": {"rows": "task", "columns": []},
+    }
     out = tmp_path / "r.html"
     render_report(load_cells(paths), {"s": study}, out, {})
     html = out.read_text()
@@ -201,11 +254,23 @@ def test_report_after_failure_leaves_the_aggregation_stale(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results").mkdir()
     (tmp_path / "results/cells.parquet").write_text("complete table of an earlier run")
-    code = main([
-        "report-after-failure", "--config-json", json_lib.dumps(config), "--config-hash", "abc",
-        "--cells", "results/cells.parquet", "--partial", "results/cells.partial.parquet",
-        "--out-dir", "results/tables", "--out", "results/report.html",
-    ])
+    code = main(
+        [
+            "report-after-failure",
+            "--config-json",
+            json_lib.dumps(config),
+            "--config-hash",
+            "abc",
+            "--cells",
+            "results/cells.parquet",
+            "--partial",
+            "results/cells.partial.parquet",
+            "--out-dir",
+            "results/tables",
+            "--out",
+            "results/report.html",
+        ]
+    )
     assert code == 0
     assert not (tmp_path / "results/cells.parquet").exists()
     partial = pd.read_parquet(tmp_path / "results/cells.partial.parquet")
@@ -219,16 +284,23 @@ def test_report_after_failure_leaves_the_aggregation_stale(tmp_path, monkeypatch
 
 def test_report_draws_every_seeds_dev_curve_and_marks_collapsed_runs(tmp_path):
     # biosses, two recipes × two seeds, 3 epochs each; llrd seed 2 collapses (dev ends at chance)
-    curves = {("standard", 1): [40.0, 70.0, 80.0], ("standard", 2): [30.0, 60.0, 75.0],
-              ("llrd", 1): [50.0, 78.0, 84.0], ("llrd", 2): [20.0, 5.0, 0.0]}
+    curves = {
+        ("standard", 1): [40.0, 70.0, 80.0],
+        ("standard", 2): [30.0, 60.0, 75.0],
+        ("llrd", 1): [50.0, 78.0, 84.0],
+        ("llrd", 2): [20.0, 5.0, 0.0],
+    }
     paths = []
     for (recipe, seed), devs in curves.items():
         path = write_result(tmp_path, "pubmedbert", "biosses", recipe, "h", seed, devs[-1] + 1)
         result = json.loads(path.read_text())
-        result.update(dev=devs[-1], epochs=[
-            {"epoch": e, "train_loss": 1.0, "dev": d, "test": d + 1}
-            for e, d in enumerate(devs, start=1)
-        ])
+        result.update(
+            dev=devs[-1],
+            epochs=[
+                {"epoch": e, "train_loss": 1.0, "dev": d, "test": d + 1}
+                for e, d in enumerate(devs, start=1)
+            ],
+        )
         path.write_text(json.dumps(result))
         paths.append(path)
     import pandas as pd
@@ -241,10 +313,17 @@ def test_report_draws_every_seeds_dev_curve_and_marks_collapsed_runs(tmp_path):
     render_report(pd.read_parquet(tmp_path / "cells.parquet"), {"s": study}, out, {})
     html = out.read_text()
     assert html.count('<svg class="curve-panel"') == 2  # one panel per recipe
-    groups = re.findall(r'<g class="seed-curve( collapsed)?" data-seed="(\d)">'
-                        r'<title>([^<]*)</title>\s*<polyline points="([^"]*)"', html)
+    groups = re.findall(
+        r'<g class="seed-curve( collapsed)?" data-seed="(\d)">'
+        r'<title>([^<]*)</title>\s*<polyline points="([^"]*)"',
+        html,
+    )
     assert [(bool(c), seed) for c, seed, _, _ in groups] == [
-        (False, "1"), (False, "2"), (False, "1"), (True, "2")]
+        (False, "1"),
+        (False, "2"),
+        (False, "1"),
+        (True, "2"),
+    ]
     assert groups[3][2] == "seed 2: dev 20.0, 5.0, 0.0 (collapsed)"
     # one scale per task: dev 0 … 84 padded by 5 %; x: epochs 1 … 3 over the panel
     points = [[tuple(map(float, p.split(","))) for p in g[3].split()] for g in groups]

@@ -21,9 +21,15 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (.ci/run installs Debian's `chromium`)"
 )
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--enable-logging=stderr", "--v=0",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
 ]
 # What Chromium logs for page problems: console messages (console.error, uncaught exceptions,
 # CSP violations) are `...:CONSOLE:<line>] "<message>"`; an uncaught exception says "Uncaught".
@@ -49,8 +55,10 @@ def png_size(path: Path) -> tuple[int, int]:
 def test_console_errors_are_detected(tmp_path):
     """The check below is not vacuous: a page with a script error is caught."""
     page = tmp_path / "broken.html"
-    page.write_text("<!DOCTYPE html><html><body><p>x</p>"
-                    "<script>console.error('boom'); missingFunction();</script></body></html>")
+    page.write_text(
+        "<!DOCTYPE html><html><body><p>x</p>"
+        "<script>console.error('boom'); missingFunction();</script></body></html>"
+    )
     run = chromium(page, tmp_path / "profile", "--dump-dom")
     messages = console_messages(run.stderr)
     assert any("boom" in m for m in messages)
@@ -65,16 +73,28 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
     assert console_messages(run.stderr) == []
     dom = run.stdout
     # the parsed document holds the report's content, not an error page
-    for content in ('id="overview"', 'id="methods"', 'id="study-demo"', 'id="problems"',
-                    'id="provenance"', "Welch", "layer-specific", "ncbidisease", "BLURB",
-                    'class="study-table"', 'class="failures"', 'class="blurb-overview"'):
+    for content in (
+        'id="overview"',
+        'id="methods"',
+        'id="study-demo"',
+        'id="problems"',
+        'id="provenance"',
+        "Welch",
+        "layer-specific",
+        "ncbidisease",
+        "BLURB",
+        'class="study-table"',
+        'class="failures"',
+        'class="blurb-overview"',
+    ):
         assert content in dom, content
     assert dom.count('aria-label="seed scores for') == 5  # one seed-spread plot per demo task
     assert dom.count("<circle") >= 20  # every ok seed is a dot (20 demo cells)
     # per-seed dev curves: one panel per task × recipe, one curve per seed, a point per epoch
     assert dom.count('<svg class="curve-panel"') == 10 and dom.count("<svg") == 15
-    curves = re.findall(r'<g class="seed-curve[^"]*" data-seed="\d">.*?<polyline points="([^"]*)"',
-                        dom, re.S)
+    curves = re.findall(
+        r'<g class="seed-curve[^"]*" data-seed="\d">.*?<polyline points="([^"]*)"', dom, re.S
+    )
     assert len(curves) == 20
     epochs = {"ncbidisease": 6, "gad": 3, "biosses": 20, "pubmedqa": 8, "hoc": 12}
     assert sorted(len(c.split()) for c in curves) == sorted(4 * list(epochs.values()))
@@ -87,8 +107,13 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
 def test_demo_report_screenshot(demo, tmp_path):
     report = demo / "results" / "report.html"
     screenshot = demo / "results" / "report.png"
-    run = chromium(report, tmp_path / "profile", f"--screenshot={screenshot}",
-                   "--window-size=1300,2400", "--hide-scrollbars")
+    run = chromium(
+        report,
+        tmp_path / "profile",
+        f"--screenshot={screenshot}",
+        "--window-size=1300,2400",
+        "--hide-scrollbars",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert console_messages(run.stderr) == []
     assert screenshot.exists(), run.stderr[-3000:]

@@ -21,13 +21,26 @@ def write_result(root, model, task, recipe, hparams, seed, dev, test, status="ok
     path.parent.mkdir(parents=True, exist_ok=True)
     result = {
         "cell": {"model": model, "task": task, "recipe": recipe, "hparams": hparams, "seed": seed},
-        "task_type": "ner", "metric": "entity_f1", "options": {"lr": 3e-5, "epochs": 3},
-        "status": status, "error": None if status == "ok" else "loss became nan",
+        "task_type": "ner",
+        "metric": "entity_f1",
+        "options": {"lr": 3e-5, "epochs": 3},
+        "status": status,
+        "error": None if status == "ok" else "loss became nan",
         "epochs": [{"epoch": 1, "train_loss": 0.5, "dev": dev, "test": test, "seconds": 1.0}],
-        "selected_epoch": 1, "dev": dev, "test": test, "chance_dev": 0.0, "chance_test": 0.0,
-        "wall_seconds": 60.0, "gpu_hours": 0.5, "peak_memory_mb": 1000.0, "device": "cpu",
-        "versions": {"python": "3.11", "torch": "2.13.0"}, "git_commit": "abc123",
-        "started": "2025-01-01T00:00:00", "finished": "2025-01-01T00:01:00", **extra,
+        "selected_epoch": 1,
+        "dev": dev,
+        "test": test,
+        "chance_dev": 0.0,
+        "chance_test": 0.0,
+        "wall_seconds": 60.0,
+        "gpu_hours": 0.5,
+        "peak_memory_mb": 1000.0,
+        "device": "cpu",
+        "versions": {"python": "3.11", "torch": "2.13.0"},
+        "git_commit": "abc123",
+        "started": "2025-01-01T00:00:00",
+        "finished": "2025-01-01T00:01:00",
+        **extra,
     }
     path.write_text(json.dumps(result))
     return path
@@ -39,8 +52,9 @@ def test_load_cells_ok_missing_and_malformed(tmp_path):
     malformed = cell_path(tmp_path, "pubmedbert", "bc5chem", "standard", "lr3e-5", 3)
     malformed.parent.mkdir(parents=True)
     malformed.write_text('{"cell": ')
-    diverged = write_result(tmp_path, "pubmedbert", "bc5chem", "standard", "lr3e-5", 4,
-                            None, None, status="diverged")
+    diverged = write_result(
+        tmp_path, "pubmedbert", "bc5chem", "standard", "lr3e-5", 4, None, None, status="diverged"
+    )
 
     frame = load_cells([ok, missing, malformed, diverged])
 
@@ -94,11 +108,13 @@ def test_the_frame_columns_and_types_come_from_the_result_schema(tmp_path):
 def test_provenance_of_the_report_spans_the_cells_and_names_the_packages():
     from blurbflow.provenance import REPORT_PACKAGES, collect_provenance, package_version
 
-    cells = pd.DataFrame({
-        "started": ["2025-01-02T00:00:00", None, "2025-01-01T00:00:00"],
-        "finished": ["2025-01-02T01:00:00", None, "2025-01-03T00:00:00"],
-        "device": ["cpu", None, "NVIDIA H100"],
-    })
+    cells = pd.DataFrame(
+        {
+            "started": ["2025-01-02T00:00:00", None, "2025-01-01T00:00:00"],
+            "finished": ["2025-01-02T01:00:00", None, "2025-01-03T00:00:00"],
+            "device": ["cpu", None, "NVIDIA H100"],
+        }
+    )
     provenance = collect_provenance({"code_version": "7"}, "abc", cells)
     assert provenance["config hash"] == "abc" and provenance["code version (config)"] == "7"
     assert provenance["first cell started"] == "2025-01-01T00:00:00"
@@ -120,20 +136,22 @@ def frame_of(rows, chance_dev=0.0):
 
 
 def test_select_hparams_best_mean_dev_over_ok_seeds():
-    frame = frame_of([
-        # lr1: mean dev 80; lr3: 85 over ok seeds (its failed seed is ignored), so lr3 wins
-        ("m", "gad", "r", "lr1", 1, 80.0, 70.0, "ok"),
-        ("m", "gad", "r", "lr1", 2, 80.0, 70.0, "ok"),
-        ("m", "gad", "r", "lr3", 1, 85.0, 75.0, "ok"),
-        ("m", "gad", "r", "lr3", 2, 99.0, 75.0, "diverged"),
-        ("m", "gad", "r", "lr3", 3, math.nan, math.nan, "missing"),
-        # tie between "b" and "a": the first in sorted order ("a") wins
-        ("m", "ddi", "r", "b", 1, 50.0, 1.0, "ok"),
-        ("m", "ddi", "r", "a", 1, 50.0, 2.0, "ok"),
-        # nothing ok: keep the first hparams so the failure stays visible
-        ("m", "hoc", "r", "y", 1, math.nan, math.nan, "failed"),
-        ("m", "hoc", "r", "x", 1, math.nan, math.nan, "failed"),
-    ])
+    frame = frame_of(
+        [
+            # lr1: mean dev 80; lr3: 85 over ok seeds (its failed seed is ignored), so lr3 wins
+            ("m", "gad", "r", "lr1", 1, 80.0, 70.0, "ok"),
+            ("m", "gad", "r", "lr1", 2, 80.0, 70.0, "ok"),
+            ("m", "gad", "r", "lr3", 1, 85.0, 75.0, "ok"),
+            ("m", "gad", "r", "lr3", 2, 99.0, 75.0, "diverged"),
+            ("m", "gad", "r", "lr3", 3, math.nan, math.nan, "missing"),
+            # tie between "b" and "a": the first in sorted order ("a") wins
+            ("m", "ddi", "r", "b", 1, 50.0, 1.0, "ok"),
+            ("m", "ddi", "r", "a", 1, 50.0, 2.0, "ok"),
+            # nothing ok: keep the first hparams so the failure stays visible
+            ("m", "hoc", "r", "y", 1, math.nan, math.nan, "failed"),
+            ("m", "hoc", "r", "x", 1, math.nan, math.nan, "failed"),
+        ]
+    )
     selected = select_hparams(frame)
     chosen = selected.groupby("task")["hparams"].unique().map(list).to_dict()
     assert chosen == {"gad": ["lr3"], "ddi": ["a"], "hoc": ["x"]}
@@ -154,10 +172,14 @@ STUDY = {
 def study_frame():
     rows = []
     tests = {
-        ("bc5chem", "base"): [90.0, 92.0, 97.0], ("bc5chem", "llrd"): [91.0, 91.0, 91.0],
-        ("ncbidisease", "base"): [80.0, 82.0, 84.0], ("ncbidisease", "llrd"): [86.0],
-        ("chemprot", "base"): [70.0, 74.0, 75.0], ("chemprot", "llrd"): [77.0, 78.0, 79.0],
-        ("biosses", "base"): [60.0, 70.0, 80.0], ("biosses", "llrd"): [85.0, 88.0, 91.0],
+        ("bc5chem", "base"): [90.0, 92.0, 97.0],
+        ("bc5chem", "llrd"): [91.0, 91.0, 91.0],
+        ("ncbidisease", "base"): [80.0, 82.0, 84.0],
+        ("ncbidisease", "llrd"): [86.0],
+        ("chemprot", "base"): [70.0, 74.0, 75.0],
+        ("chemprot", "llrd"): [77.0, 78.0, 79.0],
+        ("biosses", "base"): [60.0, 70.0, 80.0],
+        ("biosses", "llrd"): [85.0, 88.0, 91.0],
     }
     for (task, recipe), values in tests.items():
         for seed, value in enumerate(values, start=1):
@@ -173,7 +195,11 @@ def test_study_table_numbers_and_blurb_row():
 
     # rows: tasks in BLURB type order (ner, re, sts), then the BLURB row
     assert list(table.index) == [
-        "bc5chem", "ncbidisease", "chemprot", "biosses", "BLURB (ner, re, sts)"
+        "bc5chem",
+        "ncbidisease",
+        "chemprot",
+        "biosses",
+        "BLURB (ner, re, sts)",
     ]
     base = table.loc["bc5chem", "base"]
     assert base["mean"] == pytest.approx(93.0)
@@ -271,14 +297,22 @@ GU_SEEDS = {"default": 5, "biosses": 10}
 def test_study_seeds_mapping_filters_each_task_to_its_own_seeds():
     from blurbflow.results.study import in_study, seeds_of
 
-    study = {**STUDY, "tasks": ["bc5chem", "biosses"], "recipes": ["base"], "seeds": GU_SEEDS,
-             "table": {"rows": "task", "columns": ["recipe"]}}
+    study = {
+        **STUDY,
+        "tasks": ["bc5chem", "biosses"],
+        "recipes": ["base"],
+        "seeds": GU_SEEDS,
+        "table": {"rows": "task", "columns": ["recipe"]},
+    }
     assert seeds_of(study, "bc5chem") == [1, 2, 3, 4, 5]
     assert seeds_of(study, "biosses") == list(range(1, 11))
     assert seeds_of(study) == list(range(1, 11))  # the union
     assert seeds_of({**study, "seeds": None}, "bc5chem") is None  # no seeds: any seed counts
-    rows = [("m", task, "base", "h", seed, 50.0, float(seed), "ok")
-            for task in ("bc5chem", "biosses") for seed in range(1, 11)]
+    rows = [
+        ("m", task, "base", "h", seed, 50.0, float(seed), "ok")
+        for task in ("bc5chem", "biosses")
+        for seed in range(1, 11)
+    ]
     frame = frame_of(rows)
     kept = frame[in_study(frame, study)]
     assert sorted(kept[kept["task"] == "bc5chem"]["seed"]) == [1, 2, 3, 4, 5]
@@ -291,29 +325,47 @@ def test_study_seeds_mapping_filters_each_task_to_its_own_seeds():
 
 # --- table layouts whose rows are recipes or models ------------------------------------------
 
+
 def layout_frame():
     """Two models x two recipes on biosses and gad, three seeds each, known test scores."""
-    base = {("m1", "biosses", "std"): 80.0, ("m1", "biosses", "llrd"): 84.0,
-            ("m2", "biosses", "std"): 86.0, ("m2", "biosses", "llrd"): 85.0,
-            ("m1", "gad", "std"): 70.0, ("m1", "gad", "llrd"): 69.0,
-            ("m2", "gad", "std"): 72.0, ("m2", "gad", "llrd"): 75.0}
-    rows = [(m, t, r, "h", seed, 50.0, value + seed - 2, "ok")
-            for (m, t, r), value in base.items() for seed in (1, 2, 3)]
+    base = {
+        ("m1", "biosses", "std"): 80.0,
+        ("m1", "biosses", "llrd"): 84.0,
+        ("m2", "biosses", "std"): 86.0,
+        ("m2", "biosses", "llrd"): 85.0,
+        ("m1", "gad", "std"): 70.0,
+        ("m1", "gad", "llrd"): 69.0,
+        ("m2", "gad", "std"): 72.0,
+        ("m2", "gad", "llrd"): 75.0,
+    }
+    rows = [
+        (m, t, r, "h", seed, 50.0, value + seed - 2, "ok")
+        for (m, t, r), value in base.items()
+        for seed in (1, 2, 3)
+    ]
     return frame_of(rows)
 
 
 def test_recipes_as_rows_mark_the_best_recipe_per_model_and_task():
     # Tinn Table 3/8: rows = recipes, columns = models (one task)
-    study = {"models": ["m1", "m2"], "tasks": ["biosses"], "recipes": ["std", "llrd"],
-             "seeds": 3, "baseline": "std", "table": {"rows": "recipe", "columns": ["model"]}}
+    study = {
+        "models": ["m1", "m2"],
+        "tasks": ["biosses"],
+        "recipes": ["std", "llrd"],
+        "seeds": 3,
+        "baseline": "std",
+        "table": {"rows": "recipe", "columns": ["model"]},
+    }
     table = study_table(layout_frame(), "t3", study)
     assert list(table.index) == ["std", "llrd"]
     assert column_labels(table) == ["m1", "m2"]  # no BLURB with a single task
     assert table.loc["llrd", ("m1", "mean")] == 84.0 and table.loc["std", ("m2", "mean")] == 86.0
     best = table.xs("best", axis=1, level="stat")
     # the best recipe in each column (per model), not one best in the whole table
-    assert best.to_dict() == {"m1": {"std": False, "llrd": True}, "m2": {"std": True,
-                                                                         "llrd": False}}
+    assert best.to_dict() == {
+        "m1": {"std": False, "llrd": True},
+        "m2": {"std": True, "llrd": False},
+    }
     assert "recipes, for the same model" in table.attrs["best_rule"]
     markdown = to_markdown(table)
     assert "| recipe | m1 | m2 |" in markdown
@@ -322,9 +374,14 @@ def test_recipes_as_rows_mark_the_best_recipe_per_model_and_task():
 
 def test_recipes_as_rows_with_model_and_task_columns_get_blurb_columns_per_model():
     # Tinn Table 4/8 layout: rows = recipes, columns = (model, task)
-    study = {"models": ["m1", "m2"], "tasks": ["biosses", "gad"], "recipes": ["std", "llrd"],
-             "seeds": 3, "baseline": "std",
-             "table": {"rows": "recipe", "columns": ["model", "task"]}}
+    study = {
+        "models": ["m1", "m2"],
+        "tasks": ["biosses", "gad"],
+        "recipes": ["std", "llrd"],
+        "seeds": 3,
+        "baseline": "std",
+        "table": {"rows": "recipe", "columns": ["model", "task"]},
+    }
     table = study_table(layout_frame(), "t8", study)
     labels = column_labels(table)
     assert labels[:4] == ["m1 / gad", "m1 / biosses", "m2 / gad", "m2 / biosses"]  # BLURB order
@@ -340,8 +397,13 @@ def test_recipes_as_rows_with_model_and_task_columns_get_blurb_columns_per_model
 
 
 def test_models_as_rows_mark_the_best_model_per_task():
-    study = {"models": ["m1", "m2"], "tasks": ["biosses", "gad"], "recipes": ["std"],
-             "seeds": 3, "table": {"rows": "model", "columns": ["task"]}}
+    study = {
+        "models": ["m1", "m2"],
+        "tasks": ["biosses", "gad"],
+        "recipes": ["std"],
+        "seeds": 3,
+        "table": {"rows": "model", "columns": ["task"]},
+    }
     table = study_table(layout_frame(), "models", study)
     assert list(table.index) == ["m1", "m2"]
     best = table.xs("best", axis=1, level="stat")
@@ -363,6 +425,7 @@ def test_blurb_overview_per_type_means():
 
 
 # --- statistics with known values ----------------------------------------------------------
+
 
 def test_welch_p_matches_the_textbook_formula():
     from scipy.stats import t as student_t
@@ -418,9 +481,9 @@ def test_failure_rates_count_diverged_and_collapsed_runs():
     rows = [
         # recipe a, hparams h1 (selected: mean dev 60 on its ok seeds)
         ("m", "gad", "a", "h1", 1, 70.0, 70.0, "ok"),
-        ("m", "gad", "a", "h1", 2, 50.0, 50.0, "ok"),        # dev = chance: collapsed
+        ("m", "gad", "a", "h1", 2, 50.0, 50.0, "ok"),  # dev = chance: collapsed
         ("m", "gad", "a", "h1", 3, math.nan, math.nan, "diverged"),
-        ("m", "gad", "a", "h1", 4, math.nan, math.nan, "failed"),   # crashed: not counted
+        ("m", "gad", "a", "h1", 4, math.nan, math.nan, "failed"),  # crashed: not counted
         ("m", "gad", "a", "h1", 5, math.nan, math.nan, "missing"),  # not run: not counted
         # recipe a, hparams h2 (mean dev 45: not selected), one run below chance
         ("m", "gad", "a", "h2", 1, 40.0, 40.0, "ok"),
@@ -430,8 +493,7 @@ def test_failure_rates_count_diverged_and_collapsed_runs():
         ("m", "gad", "b", "h1", 2, 81.0, 80.0, "ok"),
         ("m", "gad", "b", "h1", 3, math.nan, 80.0, "ok"),
     ]
-    study = {"models": ["m"], "tasks": ["gad"], "recipes": ["a", "b"], "seeds": 5,
-             "baseline": "a"}
+    study = {"models": ["m"], "tasks": ["gad"], "recipes": ["a", "b"], "seeds": 5, "baseline": "a"}
     rates = failure_rates(frame_of(rows, chance_dev=50.0), study).set_index("recipe")
     a = rates.loc["a"]
     assert (a["runs"], a["diverged"], a["collapsed"]) == (3, 1, 1)

@@ -45,7 +45,9 @@ def sacct() -> dict[str, dict]:
     fields = ["JobID", "JobName", "Comment", "State", "AllocTRES"]
     run = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-S", "now-1days", f"--format={','.join(fields)}"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows = [dict(zip(fields, line.split("|"), strict=True)) for line in run.stdout.splitlines()]
     return {row["JobID"]: row for row in rows}
@@ -66,16 +68,26 @@ def slurm_runs(demo, tmp_path_factory):
     shutil.copytree(demo / "resources", workdir / "resources")
     # `all` first: --config takes every word after it
     args = (
-        "all", "--profile", "slurm", "--configfile", "config/demo.yaml", "--config", SLURM_CONFIG
+        "all",
+        "--profile",
+        "slurm",
+        "--configfile",
+        "config/demo.yaml",
+        "--config",
+        SLURM_CONFIG,
     )
     first = snakemake(workdir, *args, env={"BLURBFLOW_FAULT": f"raise@{FAILING}"})
     after_first = results(workdir)
     report_after_first = (workdir / "results/report.html").read_text()
     second = snakemake(workdir, *args)
     return {
-        "workdir": workdir, "first": first, "after_first": after_first,
-        "report_after_first": report_after_first, "second": second,
-        "after_second": results(workdir), "sacct": sacct(),
+        "workdir": workdir,
+        "first": first,
+        "after_first": after_first,
+        "report_after_first": report_after_first,
+        "second": second,
+        "after_second": results(workdir),
+        "sacct": sacct(),
     }
 
 
@@ -101,8 +113,11 @@ def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
     # the profile's retries ran the failing job three times; its finished seed was kept
     jobs = slurm_runs["sacct"]
     run_name = jobs[cells[FAILING]["slurm_job_id"]]["JobName"]  # one name per snakemake run
-    attempts = [j for j in jobs.values() if j["JobName"] == run_name
-                and j["Comment"].endswith("ncbidisease_standard_lr0.001-bs16")]
+    attempts = [
+        j
+        for j in jobs.values()
+        if j["JobName"] == run_name and j["Comment"].endswith("ncbidisease_standard_lr0.001-bs16")
+    ]
     assert [j["State"] for j in attempts[:3]] == ["FAILED"] * 3
     seed2 = FAILING.replace("seed1", "seed2")
     assert cells[seed2]["slurm_job_id"] == attempts[0]["JobID"]
@@ -110,8 +125,11 @@ def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
 
 
 def test_short_jobs_share_submissions(slurm_runs):
-    short = {r["slurm_job_id"] for c, r in slurm_runs["after_first"].items()
-             if c.split("/")[1] in ("biosses", "pubmedqa")}
+    short = {
+        r["slurm_job_id"]
+        for c, r in slurm_runs["after_first"].items()
+        if c.split("/")[1] in ("biosses", "pubmedqa")
+    }
     assert len(short) == 1  # 4 jobs (2 tasks x 2 recipes) with group-components short-cells=4
     assert "short-cells" in slurm_runs["sacct"][short.pop()]["Comment"]
 

@@ -38,7 +38,11 @@ def test_env_file_installs_the_package_from_snakemakes_copy(tmp_path):
     snakemake = Path(sys.executable).parent / "snakemake"
     probe = subprocess.run(
         [snakemake, "-s", "probe.smk", "--configfile", "config/demo.yaml", "-n", "--quiet"],
-        cwd=repo, env=_env(), capture_output=True, text=True, timeout=300,
+        cwd=repo,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert probe.returncode == 0, probe.stderr[-3000:]
     root = next(line for line in probe.stdout.splitlines() if line.startswith("BLURBFLOW_ROOT="))
@@ -62,7 +66,11 @@ def test_env_file_installs_the_package_from_snakemakes_copy(tmp_path):
     env = {**_env(), "BLURBFLOW_ROOT": str(repo.resolve())}
     install = subprocess.run(
         [python, "-m", "pip", "install", "-q", "--no-deps", "-r", requirements.name],
-        cwd=conda_dir, env=env, capture_output=True, text=True, timeout=600,
+        cwd=conda_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-3000:]
 
@@ -71,16 +79,28 @@ def test_env_file_installs_the_package_from_snakemakes_copy(tmp_path):
     fresh_site = Path(subprocess.check_output([python, "-c", purelib], text=True).strip())
     (fresh_site / "zz_lent_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     show = subprocess.run(
-        [python, "-c", "import blurbflow, importlib.metadata as m; print(blurbflow.__file__); "
-         "print(m.distribution('blurbflow').read_text('direct_url.json'))"],
-        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+        [
+            python,
+            "-c",
+            "import blurbflow, importlib.metadata as m; print(blurbflow.__file__); "
+            "print(m.distribution('blurbflow').read_text('direct_url.json'))",
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert show.returncode == 0, show.stderr[-3000:]
     module_file, direct_url = show.stdout.splitlines()[:2]
     assert Path(module_file).resolve().is_relative_to(repo.resolve() / "src")
     assert json.loads(direct_url)["url"] == repo.resolve().as_uri()
     cli = subprocess.run(
-        [python, "-m", "blurbflow", "--help"], cwd=tmp_path, env=_env(), capture_output=True,
-        text=True, timeout=120,
+        [python, "-m", "blurbflow", "--help"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert cli.returncode == 0 and "finetune" in cli.stdout, cli.stderr[-2000:]

@@ -12,21 +12,30 @@ from blurbflow.results.tables import study_table
 
 # recipe a has the better mean on both tasks (one very good seed), recipe b the better median
 SCORES = {
-    ("gad", "a"): [60.0, 61.0, 95.0], ("gad", "b"): [64.0, 65.0, 66.0],
-    ("biosses", "a"): [70.0, 71.0, 99.0], ("biosses", "b"): [75.0, 76.0, 77.0],
+    ("gad", "a"): [60.0, 61.0, 95.0],
+    ("gad", "b"): [64.0, 65.0, 66.0],
+    ("biosses", "a"): [70.0, 71.0, 99.0],
+    ("biosses", "b"): [75.0, 76.0, 77.0],
 }
 
 
 def frame():
-    rows = [("m", task, recipe, "h", seed, 50.0, value, "ok")
-            for (task, recipe), values in SCORES.items()
-            for seed, value in enumerate(values, start=1)]
+    rows = [
+        ("m", task, recipe, "h", seed, 50.0, value, "ok")
+        for (task, recipe), values in SCORES.items()
+        for seed, value in enumerate(values, start=1)
+    ]
     return frame_of(rows)
 
 
 def study(statistic=None):
-    entry = {"models": ["m"], "tasks": ["gad", "biosses"], "recipes": ["a", "b"], "seeds": 3,
-             "table": {"rows": "task", "columns": ["recipe"]}}
+    entry = {
+        "models": ["m"],
+        "tasks": ["gad", "biosses"],
+        "recipes": ["a", "b"],
+        "seeds": 3,
+        "table": {"rows": "task", "columns": ["recipe"]},
+    }
     return entry if statistic is None else {**entry, "statistic": statistic}
 
 

@@ -34,8 +34,10 @@ def test_seed_mapping_expands_each_task_with_its_own_seeds():
     }
     cells = expand_cells(config)
     assert len(cells) == 2 * (5 + 10)
-    seeds = {task: sorted({c.seed for c in cells.values() if c.task == task})
-             for task in ("bc5chem", "biosses")}
+    seeds = {
+        task: sorted({c.seed for c in cells.values() if c.task == task})
+        for task in ("bc5chem", "biosses")
+    }
     assert seeds == {"bc5chem": [1, 2, 3, 4, 5], "biosses": list(range(1, 11))}
 
 
@@ -47,8 +49,11 @@ def test_seed_mapping_expands_each_task_with_its_own_seeds():
     ],
 )
 def test_bad_seed_mappings_are_named(seeds, message):
-    config = {"models": {"m": {"hub_id": "org/m"}}, "recipes": {"r": {}},
-              "studies": {"s": _study(seeds)}}
+    config = {
+        "models": {"m": {"hub_id": "org/m"}},
+        "recipes": {"r": {}},
+        "studies": {"s": _study(seeds)},
+    }
     with pytest.raises(ConfigError) as error:
         check_names(config)
     assert message in str(error.value)

@@ -67,18 +67,28 @@ def _spec(kind: str):
     for spec in TASKS.values():
         if spec.type == kind:
             return spec
-    return custom_task(f"my-{kind}", {
-        "type": kind, "format": "jsonl", "labels": ["no", "yes"],
-        "files": {"train": "a", "dev": "b", "test": "c"},
-    })
+    return custom_task(
+        f"my-{kind}",
+        {
+            "type": kind,
+            "format": "jsonl",
+            "labels": ["no", "yes"],
+            "files": {"train": "a", "dev": "b", "test": "c"},
+        },
+    )
 
 
 def _rows(spec, n: int = 4) -> list[dict]:
     tags = [label for label in spec.labels if label != "O"][:1] * 2 + ["O"]
     values = {
-        "tokens": ["aspirin", "reduces", "fever"], "tags": tags, "text": TEXT,
-        "text_a": "aspirin reduces fever", "text_b": "fever is reduced by aspirin",
-        "question": "does aspirin reduce fever?", "context": TEXT, "sentences": [TEXT],
+        "tokens": ["aspirin", "reduces", "fever"],
+        "tags": tags,
+        "text": TEXT,
+        "text_a": "aspirin reduces fever",
+        "text_b": "fever is reduced by aspirin",
+        "question": "does aspirin reduce fever?",
+        "context": TEXT,
+        "sentences": [TEXT],
     }
     rows = []
     for i in range(n):
@@ -153,15 +163,30 @@ def test_every_type_runs_encode_decode_metric(kind, tokenizer):
 
 def test_a_new_type_missing_a_piece_fails_the_contract():
     broken = get_type("cls").__class__(
-        name="broken", columns=("id", "split", "text", "label"), inputs="image",
-        target="span", metrics=("bleu",),
+        name="broken",
+        columns=("id", "split", "text", "label"),
+        inputs="image",
+        target="span",
+        metrics=("bleu",),
     )
     assert missing_pieces(broken) == [
-        "encoder", "input columns", "target", "gold", "decoder", "training targets", "metrics",
+        "encoder",
+        "input columns",
+        "target",
+        "gold",
+        "decoder",
+        "training targets",
+        "metrics",
     ]
 
 
 def test_prepared_stats_come_from_the_type():
-    frame = pd.DataFrame({"id": ["a", "b"], "split": "train", "tokens": [["x", "y"], ["z"]],
-                          "tags": [["B", "I"], ["B"]]})
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "split": "train",
+            "tokens": [["x", "y"], ["z"]],
+            "tags": [["B", "I"], ["B"]],
+        }
+    )
     assert get_type("ner").stats(frame) == {"tokens": 3, "entity_mentions": 2}

@@ -29,7 +29,8 @@ def _env(extra: dict | None = None) -> dict:
     who never activated the venv has it (rules must find the CLI themselves), plus `extra`."""
     bin_dir = Path(sys.executable).parent
     path = os.pathsep.join(
-        entry for entry in os.environ.get("PATH", "").split(os.pathsep)
+        entry
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
         if entry and Path(entry).resolve() != bin_dir.resolve()
     )
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
@@ -45,7 +46,11 @@ def snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the venv's snakemake in `workdir` and wait for it."""
     return subprocess.run(
-        _command(*args), cwd=workdir, env=_env(env), capture_output=True, text=True,
+        _command(*args),
+        cwd=workdir,
+        env=_env(env),
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -53,8 +58,12 @@ def snakemake(
 def snakemake_process(workdir: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     """Start the venv's snakemake in `workdir` without waiting (communicate() collects it)."""
     return subprocess.Popen(
-        _command(*args), cwd=workdir, env=_env(env), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        _command(*args),
+        cwd=workdir,
+        env=_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

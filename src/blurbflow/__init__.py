@@ -1,2 +1,3 @@
 """blurbflow: reproducible BLURB benchmarking."""
+
 __version__ = "0.1.0"

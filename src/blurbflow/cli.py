@@ -25,19 +25,30 @@ def _config(text: str) -> dict:
 ARGS = {
     "build-model": lambda a: {"spec": json.loads(a.spec), "corpus": a.corpus, "out": a.out},
     "tokenize": lambda a: {
-        "task": a.task, "data": a.data, "tokenizer": a.tokenizer, "out": a.out,
-        "input_key": a.input_key, "max_length": a.max_length, "model_name": a.model_name,
+        "task": a.task,
+        "data": a.data,
+        "tokenizer": a.tokenizer,
+        "out": a.out,
+        "input_key": a.input_key,
+        "max_length": a.max_length,
+        "model_name": a.model_name,
         "settings": {
             **(json.loads(a.settings) if a.settings else {}),
             **({"trust_remote_code": True} if a.trust_remote_code else {}),
         },
     },
     "finetune": lambda a: {
-        "options": json.loads(a.options), "seeds": [int(s) for s in a.seeds.split(",")],
-        "encoded": a.encoded, "data": a.data, "out": a.out, "threads": a.threads,
+        "options": json.loads(a.options),
+        "seeds": [int(s) for s in a.seeds.split(",")],
+        "encoded": a.encoded,
+        "data": a.data,
+        "out": a.out,
+        "threads": a.threads,
     },
     "aggregate": lambda a: {
-        "config": _config(a.config_json), "out": a.out, "rescore": True if a.rescore else None,
+        "config": _config(a.config_json),
+        "out": a.out,
+        "rescore": True if a.rescore else None,
     },
 }
 
@@ -145,9 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--out", required=True)
 
     p = sub.add_parser("report-after-failure", help="tables and report of a failed run")
-    p.add_argument(
-        "--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP
-    )
+    p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
     p.add_argument("--config-hash", required=True)
     p.add_argument("--cells", required=True, help="the complete table, removed (stale)")
     p.add_argument("--partial", required=True, help="where the partial table goes")

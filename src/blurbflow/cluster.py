@@ -48,8 +48,7 @@ def cell_resources(
     instances = options.get("train_subsample") or train_instances(options["task"])
     length_factor = options.get("max_length", 512) / 256
     per_seed = (
-        SEED_OVERHEAD_MINUTES
-        + options["epochs"] * instances / 1000 * per_thousand * length_factor
+        SEED_OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
     )
     minutes = JOB_OVERHEAD_MINUTES + seeds * per_seed
     return {

@@ -60,7 +60,8 @@ GU_DEFAULTS = {
     "head": "linear",
     "re_input": "dummify",
     "re_pooling": "cls",
-    "batching": "bucketed", "precision": "bf16",  # train/batching.py, train/device.py
+    "batching": "bucketed",
+    "precision": "bf16",  # train/batching.py, train/device.py
 }
 # Recipe keys that change no computation: editing them re-runs nothing (not in a cell's options).
 COSMETIC_KEYS = ("description",)

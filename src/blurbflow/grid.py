@@ -85,7 +85,8 @@ def check_hparams_from(config: dict, name: str, resolve) -> None:
                 "recipes that search instead"
             )
         differ = sorted(
-            k for k in set(final) | set(searched)
+            k
+            for k in set(final) | set(searched)
             if k not in OWN_KEYS and final.get(k) != searched.get(k)
         )
         if differ:
@@ -104,9 +105,7 @@ def check_sources_run(cells: dict, studies: dict) -> None:
         sources = cell.options.get("hparams_from")
         if not sources or any((cell.model, cell.task, s) in ran for s in sources):
             continue
-        study = next(
-            (n for n, s in studies.items() if cell.recipe in s.get("recipes", [])), "?"
-        )
+        study = next((n for n, s in studies.items() if cell.recipe in s.get("recipes", [])), "?")
         raise ConfigError(
             f"studies.{study}: recipe {cell.recipe!r} takes its hyperparameters from "
             f"{', '.join(sources)}, which no study runs for {cell.model} on {cell.task}; add "

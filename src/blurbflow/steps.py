@@ -117,7 +117,11 @@ def finetune(
     from blurbflow.train.job import run_cell_job
 
     statuses = run_cell_job(
-        dict(options), [int(s) for s in seeds], Path(encoded), Path(data), Path(out),
+        dict(options),
+        [int(s) for s in seeds],
+        Path(encoded),
+        Path(data),
+        Path(out),
         threads=int(threads),
     )
     print(json.dumps(statuses))

@@ -275,8 +275,6 @@ def test_missing_bioasq_download_says_where_to_get_and_put_it(download_run):
 # --------------------------------------------------------------------------------------------
 
 
-
-
 def _first_line(path: Path, predicate, after: int = 0) -> tuple[int, str]:
     for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if number > after and predicate(line):

@@ -31,8 +31,12 @@ from workflow_helpers import copy_workflow, snakemake, snakemake_process
 
 pytestmark = pytest.mark.e2e
 FAULTS = ";".join(
-    ["nan@*/pubmedqa/*/seed1", "sigterm@*/pubmedqa/*/seed2", "raise@*/ncbidisease/*/seed1",
-     "sigkill@*/biosses/*/seed2"]
+    [
+        "nan@*/pubmedqa/*/seed1",
+        "sigterm@*/pubmedqa/*/seed2",
+        "raise@*/ncbidisease/*/seed1",
+        "sigkill@*/biosses/*/seed2",
+    ]
 )
 TASKS = ["pubmedqa", "ncbidisease", "biosses", "hoc"]
 HPARAMS = "lr0.001-bs16"
@@ -59,7 +63,9 @@ def snapshot(workdir: Path) -> dict:
     return {
         "results": {(t, s): read_result(workdir, t, s) for t in TASKS for s in (1, 2)},
         "checkpoints": {
-            (t, s) for t in TASKS for s in (1, 2)
+            (t, s)
+            for t in TASKS
+            for s in (1, 2)
             if (cell_dir(workdir, t, s) / "checkpoint.pt").exists()
         },
         "logs": {t: job_log(workdir, t) for t in TASKS},
@@ -78,8 +84,11 @@ def runs(demo, tmp_path_factory):
     config["recipes"]["quick"] = {"extends": "standard", "epochs": {"default": 3, "hoc": 2}}
     config["studies"] = {
         "faults": {
-            "title": "faults", "models": ["tiny-biobert"], "tasks": TASKS,
-            "recipes": ["quick"], "seeds": 2,
+            "title": "faults",
+            "models": ["tiny-biobert"],
+            "tasks": TASKS,
+            "recipes": ["quick"],
+            "seeds": 2,
         }
     }
     (workdir / "config/faults.yaml").write_text(yaml.safe_dump(config))
@@ -98,9 +107,15 @@ def runs(demo, tmp_path_factory):
     after_second = snapshot(workdir)
     up_to_date = snakemake(workdir, "-n", *args)
     return {
-        "workdir": workdir, "config": config, "first": first, "first_state": after_first,
-        "second_rc": second.returncode, "second_log": second_out + second_err,
-        "concurrent": concurrent, "final": after_second, "up_to_date": up_to_date,
+        "workdir": workdir,
+        "config": config,
+        "first": first,
+        "first_state": after_first,
+        "second_rc": second.returncode,
+        "second_log": second_out + second_err,
+        "concurrent": concurrent,
+        "final": after_second,
+        "up_to_date": up_to_date,
     }
 
 
@@ -108,10 +123,14 @@ def test_the_faulty_run_fails_but_builds_the_report(runs):
     assert runs["first"].returncode != 0
     state = runs["first_state"]
     assert state["status"] == {
-        ("pubmedqa", 1): "diverged", ("pubmedqa", 2): "missing",
-        ("ncbidisease", 1): "failed", ("ncbidisease", 2): "ok",
-        ("biosses", 1): "ok", ("biosses", 2): "missing",
-        ("hoc", 1): "ok", ("hoc", 2): "ok",
+        ("pubmedqa", 1): "diverged",
+        ("pubmedqa", 2): "missing",
+        ("ncbidisease", 1): "failed",
+        ("ncbidisease", 2): "ok",
+        ("biosses", 1): "ok",
+        ("biosses", 2): "missing",
+        ("hoc", 1): "ok",
+        ("hoc", 2): "ok",
     }
 
 
@@ -168,7 +187,9 @@ def test_nan_loss_is_diverged_counted_in_the_table_and_flagged_in_the_report(run
     assert "seed 1: kept (diverged" in runs["final"]["logs"]["pubmedqa"]
     assert all(
         runs["final"]["status"][(t, s)] == "ok"
-        for t in TASKS for s in (1, 2) if (t, s) != ("pubmedqa", 1)
+        for t in TASKS
+        for s in (1, 2)
+        if (t, s) != ("pubmedqa", 1)
     )
 
 

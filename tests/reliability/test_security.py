@@ -330,8 +330,9 @@ def test_workflow_loads_a_cells_checkpoint_weights_only(tmp_path):
     result = read_result(workdir, "plain")
     assert result["status"] == "failed"
     assert result["error"].startswith("ValueError: results/cells/plain/"), result["error"]
-    assert "checkpoint.pt: cannot be read as a checkpoint with weights_only (UnpicklingError)" in (
-        result["error"]
+    assert (
+        "checkpoint.pt: cannot be read as a checkpoint with weights_only (UnpicklingError)"
+        in (result["error"])
     )
     assert "delete it to train this cell afresh" in result["error"]
     assert any("checkpoint.py" in frame for frame in result["traceback"])

@@ -12,23 +12,27 @@ class DataFormatError(ValueError):
     `path:line: problem — fix`; `path` and `line` stay available as attributes for callers.
     """
 
-    def __init__(self, message: str, *, path: str | os.PathLike | None = None,
-                 line: int | None = None):
+    def __init__(
+        self, message: str, *, path: str | os.PathLike | None = None, line: int | None = None
+    ):
         super().__init__(message)
         self.path = None if path is None else str(path)
         self.line = line
 
     @classmethod
-    def at(cls, path: str | os.PathLike, line: int | None, problem: str,
-           fix: str) -> DataFormatError:
+    def at(
+        cls, path: str | os.PathLike, line: int | None, problem: str, fix: str
+    ) -> DataFormatError:
         where = f"{path}:{line}" if line is not None else str(path)
         return cls(f"{where}: {problem} — {fix}", path=path, line=line)
 
 
 def redownload(source: str) -> str:
     """The usual fix: the file is not the original one, so fetch the source again."""
-    return (f"check that this is the original {source!r} file; delete the {source} raw folder "
-            "and re-run the download step")
+    return (
+        f"check that this is the original {source!r} file; delete the {source} raw folder "
+        "and re-run the download step"
+    )
 
 
 class ManualDownloadMissing(DataFormatError):

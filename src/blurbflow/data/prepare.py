@@ -18,9 +18,14 @@ from blurbflow.tasks.registry import get_task
 def task_stats(task: str, frames: dict[str, pd.DataFrame]) -> dict:
     """Instances per split plus the type's own counts (entity mentions, label counts …)."""
     spec = get_task(task)
-    return {"task": task, "type": spec.type,
-            "splits": {split: {"instances": len(frames[split]), **spec.kind.stats(frames[split])}
-                       for split in SPLITS}}
+    return {
+        "task": task,
+        "type": spec.type,
+        "splits": {
+            split: {"instances": len(frames[split]), **spec.kind.stats(frames[split])}
+            for split in SPLITS
+        },
+    }
 
 
 def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:

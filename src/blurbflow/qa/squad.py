@@ -62,17 +62,18 @@ def read_squad(path: str | Path, source: str = "squad") -> list[dict]:
     for a_number, article in enumerate(articles, 1):
         paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
         if not isinstance(paragraphs, list):
-            raise DataFormatError.at(
-                path, None, f"article #{a_number} has no paragraphs list", FIX
-            )
+            raise DataFormatError.at(path, None, f"article #{a_number} has no paragraphs list", FIX)
         title = str(article.get("title", ""))
         for paragraph in paragraphs:
             context = paragraph.get("context") if isinstance(paragraph, dict) else None
             qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
             if not isinstance(context, str) or not isinstance(qas, list):
                 raise DataFormatError.at(
-                    path, None, f"a paragraph of article #{a_number} ({title!r}) needs a "
-                    "context string and a qas list", FIX,
+                    path,
+                    None,
+                    f"a paragraph of article #{a_number} ({title!r}) needs a "
+                    "context string and a qas list",
+                    FIX,
                 )
             for qa in qas:
                 qid = qa.get("id") if isinstance(qa, dict) else None

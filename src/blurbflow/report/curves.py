@@ -22,8 +22,7 @@ def _dev_by_epoch(text) -> list[tuple[float, float]]:
     if not isinstance(text, str) or not text:
         return []
     records = [
-        r for r in json.loads(text)
-        if r.get("dev") is not None and math.isfinite(float(r["dev"]))
+        r for r in json.loads(text) if r.get("dev") is not None and math.isfinite(float(r["dev"]))
     ]
     if records and all("step" in r for r in records):
         scale = int(records[-1]["epoch"]) / max(int(records[-1]["step"]), 1)

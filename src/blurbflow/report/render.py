@@ -85,17 +85,29 @@ def _table_view(table: pd.DataFrame) -> dict:
         cells = []
         for label in labels:
             cell = entries[(row, label)]
-            cells.append({"text": entry_text(cell, statistic), "other": other,
-                          "median": _number(cell[other]), "n": int(cell["n"]),
-                          "best": bool(cell["best"]), "blurb": label.startswith("BLURB")})
+            cells.append(
+                {
+                    "text": entry_text(cell, statistic),
+                    "other": other,
+                    "median": _number(cell[other]),
+                    "n": int(cell["n"]),
+                    "best": bool(cell["best"]),
+                    "blurb": label.startswith("BLURB"),
+                }
+            )
         rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})
     caption = (
         "median (IQR: 75th minus 25th percentile) over the seeds that finished ok, with the mean"
         if statistic == "median"
         else "mean (std) over the seeds that finished ok, with the median"
     )
-    return {"corner": table.index.name or "", "columns": labels, "rows": rows,
-            "best_rule": table.attrs.get("best_rule", ""), "caption": caption}
+    return {
+        "corner": table.index.name or "",
+        "columns": labels,
+        "rows": rows,
+        "best_rule": table.attrs.get("best_rule", ""),
+        "caption": caption,
+    }
 
 
 def _overview_view(overview: pd.DataFrame, study: dict) -> dict | None:
@@ -106,11 +118,15 @@ def _overview_view(overview: pd.DataFrame, study: dict) -> dict | None:
     columns = [c for c in overview.columns if c != "n"]
     finite = overview[blurb].dropna()
     top = finite.max() if len(finite) > 1 else None
-    rows = [{"label": label,
-             "scores": [_number(overview.loc[label, c]) for c in columns],
-             "n": int(overview.loc[label, "n"]),
-             "best": top is not None and overview.loc[label, blurb] == top}
-            for label in overview.index]
+    rows = [
+        {
+            "label": label,
+            "scores": [_number(overview.loc[label, c]) for c in columns],
+            "n": int(overview.loc[label, "n"]),
+            "best": top is not None and overview.loc[label, blurb] == top,
+        }
+        for label in overview.index
+    ]
     return {"columns": columns, "rows": rows, "blurb": blurb, "corner": corner}
 
 
@@ -126,11 +142,14 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     selected = study_cells(everything, study)  # hyperparameters selected once per study
     broad = len(types_present(study["tasks"])) >= OVERVIEW_MIN_TYPES
     return {
-        "name": name, "title": study.get("title", name), "baseline": study.get("baseline"),
+        "name": name,
+        "title": study.get("title", name),
+        "baseline": study.get("baseline"),
         "description": study.get("description", ""),
         "table": _table_view(study_table(everything, name, study, selected)),
         "overview": _overview_view(blurb_overview(everything, study, selected), study)
-        if broad else None,
+        if broad
+        else None,
         "counts": status_counts(everything),
         "compute": compute_spent(everything, study),
         "failures": _records(failure_rates(everything, study, selected)),
@@ -145,22 +164,36 @@ def _problems(cells: pd.DataFrame) -> dict:
     columns = [*DIMS, "hparams", "seed", "status", "error"]
     bad = cells[cells["status"].isin(["failed", "diverged"])]
     bad = bad.sort_values(["status", *DIMS, "hparams", "seed"], na_position="last")
-    listed = [{c: ("" if pd.isna(r[c]) else r[c]) for c in columns}
-              for r in bad.head(MAX_PROBLEM_ROWS).to_dict("records")]
+    listed = [
+        {c: ("" if pd.isna(r[c]) else r[c]) for c in columns}
+        for r in bad.head(MAX_PROBLEM_ROWS).to_dict("records")
+    ]
     missing = cells[cells["status"] == "missing"]
     groups = []
     if len(missing):
         keyed = missing.assign(**{d: missing[d].fillna("?") for d in DIMS})
         for (model, task, recipe), group in keyed.groupby(list(DIMS), sort=True):
-            groups.append({"model": model, "task": task, "recipe": recipe, "count": len(group),
-                           "hparams": ", ".join(sorted({str(h) for h in group["hparams"]
-                                                        .dropna()})) or "–"})
-    return {"listed": listed, "unlisted": max(len(bad) - MAX_PROBLEM_ROWS, 0),
-            "missing": groups, "missing_total": len(missing)}
+            groups.append(
+                {
+                    "model": model,
+                    "task": task,
+                    "recipe": recipe,
+                    "count": len(group),
+                    "hparams": ", ".join(sorted({str(h) for h in group["hparams"].dropna()}))
+                    or "–",
+                }
+            )
+    return {
+        "listed": listed,
+        "unlisted": max(len(bad) - MAX_PROBLEM_ROWS, 0),
+        "missing": groups,
+        "missing_total": len(missing),
+    }
 
 
 def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
     """Provenance read off the cells themselves: when, where and with what code they ran."""
+
     def distinct(column: str) -> str:
         values = sorted({str(v) for v in cells[column].dropna()})
         return ", ".join(values) if values else "–"
@@ -176,8 +209,10 @@ def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
         ("last cell finished", str(finished.max()) if len(finished) else "–"),
         ("cell devices", distinct("device")),
         ("git commits", distinct("git_commit")),
-        *((f"cells' {package}", ", ".join(sorted(found)))
-          for package, found in sorted(versions.items())),
+        *(
+            (f"cells' {package}", ", ".join(sorted(found)))
+            for package, found in sorted(versions.items())
+        ),
     ]
 
 
@@ -196,8 +231,9 @@ def render_report(
         "problems": _problems(cells),
         "provenance": [(k, v) for k, v in flatten(provenance) if k != "title"],
         # what the caller's provenance already states is not repeated
-        "observed": [(k, v) for k, v in (_observed(cells) if len(cells) else [])
-                     if k not in provenance],
+        "observed": [
+            (k, v) for k, v in (_observed(cells) if len(cells) else []) if k not in provenance
+        ],
     }
     html = environment().get_template("report.html.j2").render(**context)
     write_text_atomic(Path(out_path), html)

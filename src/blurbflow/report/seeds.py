@@ -36,20 +36,33 @@ def strip_plot(entries: list[dict], chance: float) -> dict | None:
         ok = [s for s in entry["seeds"] if s["status"] == "ok"]
         mean = sum(s["value"] for s in ok) / len(ok) if ok else math.nan
         bad = len(entry["seeds"]) - len(ok)
-        rows.append({
-            "label": entry["label"], "y": y,
-            "points": [{"x": x(s["value"]), "collapsed": s["collapsed"],
+        rows.append(
+            {
+                "label": entry["label"],
+                "y": y,
+                "points": [
+                    {
+                        "x": x(s["value"]),
+                        "collapsed": s["collapsed"],
                         "title": f"seed {s['seed']}: {s['value']:.2f}"
-                        + (" (dev at or below chance)" if s["collapsed"] else "")}
-                       for s in ok],
-            "mean_x": None if math.isnan(mean) else x(mean),
-            "note": f"{bad} without score" if bad else "",
-        })
+                        + (" (dev at or below chance)" if s["collapsed"] else ""),
+                    }
+                    for s in ok
+                ],
+                "mean_x": None if math.isnan(mean) else x(mean),
+                "note": f"{bad} without score" if bad else "",
+            }
+        )
     axis_y = STRIP["top"] + len(entries) * STRIP["row_height"]
     ticks = [{"x": x(v), "label": f"{v:.1f}"} for v in (lo + pad, (lo + hi) / 2, hi - pad)]
     return {
-        "width": STRIP["width"], "height": axis_y + STRIP["axis"], "axis_y": axis_y,
-        "left": left, "right": right, "rows": rows, "ticks": ticks,
+        "width": STRIP["width"],
+        "height": axis_y + STRIP["axis"],
+        "axis_y": axis_y,
+        "left": left,
+        "right": right,
+        "rows": rows,
+        "ticks": ticks,
         "chance_x": x(chance) if not math.isnan(chance) and lo <= chance <= hi else None,
     }
 
@@ -72,29 +85,53 @@ def seed_sections(selected: pd.DataFrame, study: dict, curves: dict) -> list[dic
             for recipe in study["recipes"]:
                 here = by_entry.get((model, task, recipe), {})
                 hparams = sorted({str(r.hparams) for r in here.values() if r.hparams})
-                entries.append({
-                    "label": entry_label(study, model, recipe),
-                    "hparams": ", ".join(hparams) or "–",
-                    "seeds": [seed_value(seed, here.get(seed)) for seed in seeds],
-                })
+                entries.append(
+                    {
+                        "label": entry_label(study, model, recipe),
+                        "hparams": ", ".join(hparams) or "–",
+                        "seeds": [seed_value(seed, here.get(seed)) for seed in seeds],
+                    }
+                )
         chance = at_task["chance_test"].dropna()
         chance_value = float(chance.mean()) if len(chance) else math.nan
-        sections.append({"task": task, "seeds": seeds, "entries": entries,
-                         "chance": chance_value, "plot": strip_plot(entries, chance_value),
-                         "curves": curves.get(task)})
+        sections.append(
+            {
+                "task": task,
+                "seeds": seeds,
+                "entries": entries,
+                "chance": chance_value,
+                "plot": strip_plot(entries, chance_value),
+                "curves": curves.get(task),
+            }
+        )
     return sections
 
 
 def seed_value(seed: int, row) -> dict:
     if row is None:
-        return {"seed": seed, "status": "absent", "value": math.nan, "text": "–",
-                "collapsed": False}
+        return {
+            "seed": seed,
+            "status": "absent",
+            "value": math.nan,
+            "text": "–",
+            "collapsed": False,
+        }
     value = float(row.test) if not pd.isna(row.test) else math.nan
     if row.status == "ok" and not math.isnan(value):
         collapsed = pd.isna(row.dev) or (
             not pd.isna(row.chance_dev) and float(row.dev) <= float(row.chance_dev)
         )
-        return {"seed": seed, "status": "ok", "value": value, "text": f"{value:.1f}",
-                "collapsed": bool(collapsed)}
-    return {"seed": seed, "status": row.status, "value": value, "text": row.status,
-            "collapsed": False}
+        return {
+            "seed": seed,
+            "status": "ok",
+            "value": value,
+            "text": f"{value:.1f}",
+            "collapsed": bool(collapsed),
+        }
+    return {
+        "seed": seed,
+        "status": row.status,
+        "value": value,
+        "text": row.status,
+        "collapsed": False,
+    }

@@ -34,8 +34,7 @@ BLURB_INDEX = Source(
     urls=("https://microsoft.github.io/BLURB/sample_code/data_generation.tar.gz",),
     archive=True,
     checksums={
-        "data_generation/indexing/*/*.tsv":
-            "d779151640191722da82c0ef41d969796597fe8727ef3884794794d4b3e7c987",
+        "data_generation/indexing/*/*.tsv": "d779151640191722da82c0ef41d969796597fe8727ef3884794794d4b3e7c987",  # noqa: E501
     },
 )
 

@@ -40,11 +40,14 @@ def _check_files(name: str, entry: dict) -> None:
 def _check_dataset(name: str, entry: dict) -> None:
     dataset, where = entry.get("dataset"), f"tasks.{name}.dataset"
     if not isinstance(dataset, dict):
-        _fail(where, "give `{path: org/name, revision: COMMIT, splits: {train: …, dev: …, "
-              "test: …}}`")
+        _fail(
+            where, "give `{path: org/name, revision: COMMIT, splits: {train: …, dev: …, test: …}}`"
+        )
     if unknown := set(dataset) - DATASET_KEYS:
-        _fail(where, f"unknown key(s) {', '.join(sorted(unknown))}; use "
-              f"{', '.join(sorted(DATASET_KEYS))}")
+        _fail(
+            where,
+            f"unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(DATASET_KEYS))}",
+        )
     for key in ("path", "revision"):
         if not isinstance(dataset.get(key), str) or not dataset[key]:
             _fail(f"{where}.{key}", "missing: a dataset is read at a pinned revision (a commit)")
@@ -57,12 +60,16 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
     """The TaskSpec of one `tasks:` entry with a `type`."""
     where = f"tasks.{name}"
     if unknown := set(entry) - KEYS:
-        _fail(where, f"unknown key(s) {', '.join(sorted(unknown))}; a task of your own takes "
-              f"{', '.join(sorted(KEYS))}")
+        _fail(
+            where,
+            f"unknown key(s) {', '.join(sorted(unknown))}; a task of your own takes "
+            f"{', '.join(sorted(KEYS))}",
+        )
     kind = TYPES.get(entry["type"])
     if kind is None:
-        _fail(f"{where}.type", f"{entry['type']!r} is not a task type; use one of "
-              f"{', '.join(TYPES)}")
+        _fail(
+            f"{where}.type", f"{entry['type']!r} is not a task type; use one of {', '.join(TYPES)}"
+        )
     fmt = entry.get("format")
     if fmt not in FORMATS:
         _fail(f"{where}.format", f"{fmt!r} is not a format; use one of {', '.join(FORMATS)}")
@@ -81,8 +88,10 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
         _fail(f"{where}.labels", f"a {kind.name} task needs its label list (at least 2 labels)")
     metric = entry.get("metric", kind.metrics[0])
     if metric not in kind.metrics:
-        _fail(f"{where}.metric", f"{metric!r} does not apply to {kind.name}; use one of "
-              f"{', '.join(kind.metrics)}")
+        _fail(
+            f"{where}.metric",
+            f"{metric!r} does not apply to {kind.name}; use one of {', '.join(kind.metrics)}",
+        )
     negative = entry.get("negative_label")
     if metric == "positive_f1" and (negative is None or len(labels or ()) != 2):
         _fail(f"{where}.negative_label", "positive_f1 needs 2 labels and the negative one named")
@@ -90,8 +99,10 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
         _fail(f"{where}.negative_label", f"{negative!r} is not one of the labels")
     columns = entry.get("columns") or {}
     if not isinstance(columns, dict) or not set(columns) <= set(kind.columns):
-        _fail(f"{where}.columns", f"map the prepared columns ({', '.join(kind.columns[2:])}) "
-              "to the names in your files")
+        _fail(
+            f"{where}.columns",
+            f"map the prepared columns ({', '.join(kind.columns[2:])}) to the names in your files",
+        )
     return TaskSpec(
         name=name,
         type=kind.name,
@@ -128,17 +139,25 @@ def check_section(section, builtin, files: bool = False) -> None:
             if name not in builtin:
                 close = difflib.get_close_matches(str(name), known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                _fail(f"tasks.{name}", f"unknown task {name!r}{hint}: a task of your own needs "
-                      "a `type` (README 'Your own tasks'); built-in tasks take only max_length")
+                _fail(
+                    f"tasks.{name}",
+                    f"unknown task {name!r}{hint}: a task of your own needs "
+                    "a `type` (README 'Your own tasks'); built-in tasks take only max_length",
+                )
             continue
         if name in builtin:
-            _fail(f"tasks.{name}.type", f"{name!r} is a built-in task; give your own task "
-                  "another name")
+            _fail(
+                f"tasks.{name}.type",
+                f"{name!r} is a built-in task; give your own task another name",
+            )
         spec = custom_task(name, entry)
         for split, path in (spec.data.get("files") or {}).items():
             if files and not Path(path).is_file():
-                _fail(f"tasks.{name}.files.{split}", f"file {path!r} does not exist (a relative "
-                      "path is read from the workflow folder)")
+                _fail(
+                    f"tasks.{name}.files.{split}",
+                    f"file {path!r} does not exist (a relative "
+                    "path is read from the workflow folder)",
+                )
 
 
 def local_files(spec: TaskSpec) -> list[str]:

@@ -18,8 +18,10 @@ def _sources() -> dict[str, Source]:
     for spec in ENTRIES:
         for source in spec.raw:
             if found.setdefault(source.name, source) != source:
-                raise RuntimeError(f"task {spec.name}: source {source.name!r} differs from the "
-                                   "one another task declares")
+                raise RuntimeError(
+                    f"task {spec.name}: source {source.name!r} differs from the "
+                    "one another task declares"
+                )
     return found
 
 

@@ -129,11 +129,24 @@ def setup(
     key = options_json({"options": options, "identity": identity})
     tagged = spec.kind.token_level
     return Run(
-        name=name, settings=settings, spec=spec, splits=splits, train=train, cell_dir=cell_dir,
-        identity=identity, key=key, model=model, optimizer=optimizer, scheduler=scheduler,
-        device=device, shuffler=random.Random(int(settings["seed"])), pad_id=pad_id,
-        targets=label_dtype(spec), scheme=settings["tagging"] if tagged else "BIO",
-        entities=entity_pooling(spec, settings) != "cls", fault=fault,
+        name=name,
+        settings=settings,
+        spec=spec,
+        splits=splits,
+        train=train,
+        cell_dir=cell_dir,
+        identity=identity,
+        key=key,
+        model=model,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        device=device,
+        shuffler=random.Random(int(settings["seed"])),
+        pad_id=pad_id,
+        targets=label_dtype(spec),
+        scheme=settings["tagging"] if tagged else "BIO",
+        entities=entity_pooling(spec, settings) != "cls",
+        fault=fault,
     )
 
 
@@ -180,9 +193,15 @@ def finish(
     chance = {s: chance_baseline(run.spec, gold("train"), gold(s)) for s in ("dev", "test")}
     seconds = time.monotonic() - clock  # predictions and result.json are written after
     result: Result = {
-        "cell": cell_key(options), "task_type": run.spec.type, "metric": run.spec.metric,
-        "options": options, "identity": run.identity, "model_commit": model_commit(run.settings),
-        "status": "diverged" if error else "ok", "error": error, "epochs": state.records,
+        "cell": cell_key(options),
+        "task_type": run.spec.type,
+        "metric": run.spec.metric,
+        "options": options,
+        "identity": run.identity,
+        "model_commit": model_commit(run.settings),
+        "status": "diverged" if error else "ok",
+        "error": error,
+        "epochs": state.records,
         "selected_epoch": selected["epoch"] if selected else None,
         "selected_step": selected.get("step") if selected else None,
         "selection": selection(run.settings),
@@ -197,8 +216,11 @@ def finish(
         "peak_memory_mb": peak_memory_mb(run.device),
         "device": torch.cuda.get_device_name(run.device) if run.device.type == "cuda" else "cpu",
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
-        **where_run(), "versions": code_versions(), "git_commit": git_commit(),
-        "started": started.isoformat(), "finished": datetime.now(UTC).isoformat(),
+        **where_run(),
+        "versions": code_versions(),
+        "git_commit": git_commit(),
+        "started": started.isoformat(),
+        "finished": datetime.now(UTC).isoformat(),
         "predictions_sha256": write_predictions(run, predictions),
     }
     write_json_atomic(result_path, result)

@@ -110,8 +110,11 @@ def key_difference(old: str, new: str) -> str:
         return "written without an identity (an older version)"
     if old_key.get("options") != new_key.get("options"):
         return "written for other options"
-    parts = [p for p in ("model", "tokenized", "data")
-             if old_key["identity"].get(p) != new_key["identity"].get(p)]
+    parts = [
+        p
+        for p in ("model", "tokenized", "data")
+        if old_key["identity"].get(p) != new_key["identity"].get(p)
+    ]
     return f"written for other {' and '.join(parts) or 'identity'} content"
 
 

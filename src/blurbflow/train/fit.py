@@ -55,7 +55,12 @@ class Run:
 
     def save(self, state: LoopState) -> None:
         checkpoint.save(
-            self.cell_dir, self.key, state, self.model, self.optimizer, self.scheduler,
+            self.cell_dir,
+            self.key,
+            state,
+            self.model,
+            self.optimizer,
+            self.scheduler,
             self.shuffler,
         )
 
@@ -148,8 +153,16 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
     optimizer step evaluated after (recorded when evaluating every N steps)."""
     preds = {
         split: predict(
-            run.model, run.spec, run.splits.encoded(split), run.settings["eval_batch_size"],
-            run.pad_id, run.targets, run.scheme, run.entities, run.device, run.precision,
+            run.model,
+            run.spec,
+            run.splits.encoded(split),
+            run.settings["eval_batch_size"],
+            run.pad_id,
+            run.targets,
+            run.scheme,
+            run.entities,
+            run.device,
+            run.precision,
         )
         for split in ("dev", "test")
     }

@@ -40,12 +40,16 @@ QUESTIONS = (
     "Are mutations in {gene} associated with {dis}?",
 )
 EVIDENCE = {
-    "yes": ("{gene} expression was significantly increased in patients with {dis}.",
-            "Treatment with {chem} was associated with a marked reduction of {dis}.",
-            "These results confirm that {gene} plays a key role in {dis}."),
-    "no": ("{gene} expression did not differ between patients with {dis} and controls.",
-           "No association between {chem} and {dis} was found in this cohort.",
-           "{chem} failed to show any effect on {dis}."),
+    "yes": (
+        "{gene} expression was significantly increased in patients with {dis}.",
+        "Treatment with {chem} was associated with a marked reduction of {dis}.",
+        "These results confirm that {gene} plays a key role in {dis}.",
+    ),
+    "no": (
+        "{gene} expression did not differ between patients with {dis} and controls.",
+        "No association between {chem} and {dis} was found in this cohort.",
+        "{chem} failed to show any effect on {dis}.",
+    ),
 }
 BACKGROUND = (
     "{dis} is a common disorder with a complex aetiology.",
@@ -67,24 +71,35 @@ def _ids(kind: str, count: int) -> list[str]:
 def bioasq_split_ids() -> dict[str, list[str]]:
     """BLURB's split lists: the yes/no question ids per split (seed-independent)."""
     train_pool = _ids("train-yesno", SPLIT_SIZES["train"] + SPLIT_SIZES["dev"])
-    return {"train": train_pool[:SPLIT_SIZES["train"]],
-            "dev": train_pool[SPLIT_SIZES["train"]:],
-            "test": _ids("test-yesno", SPLIT_SIZES["test"])}
+    return {
+        "train": train_pool[: SPLIT_SIZES["train"]],
+        "dev": train_pool[SPLIT_SIZES["train"] :],
+        "test": _ids("test-yesno", SPLIT_SIZES["test"]),
+    }
 
 
 def _fill(rng: random.Random) -> dict[str, str]:
-    return {"gene": detokenize(gene(rng)), "chem": detokenize(chemical(rng)),
-            "dis": detokenize(disease(rng))}
+    return {
+        "gene": detokenize(gene(rng)),
+        "chem": detokenize(chemical(rng)),
+        "dis": detokenize(disease(rng)),
+    }
 
 
 def _snippets(rng: random.Random, texts: list[str], pmids: list[str]) -> list[dict]:
     out = []
     for text, pmid in zip(texts, pmids, strict=True):
         begin = rng.randint(0, 400)
-        out.append({"offsetInBeginSection": begin, "offsetInEndSection": begin + len(text),
-                    "text": text, "beginSection": "abstract",
-                    "document": f"http://www.ncbi.nlm.nih.gov/pubmed/{pmid}",
-                    "endSection": "abstract"})
+        out.append(
+            {
+                "offsetInBeginSection": begin,
+                "offsetInEndSection": begin + len(text),
+                "text": text,
+                "beginSection": "abstract",
+                "document": f"http://www.ncbi.nlm.nih.gov/pubmed/{pmid}",
+                "endSection": "abstract",
+            }
+        )
     return out
 
 
@@ -92,31 +107,42 @@ def _yesno(rng: random.Random, qid: str, pmids: list[str]) -> dict:
     label = "yes" if rng.random() < YES_SHARE else "no"
     shown = label if rng.random() >= LABEL_NOISE else ("no" if label == "yes" else "yes")
     fill = _fill(rng)
-    evidence = [capitalize_first(t.format(**fill))
-                for t in rng.sample(EVIDENCE[shown], rng.randint(1, 2))]
+    evidence = [
+        capitalize_first(t.format(**fill)) for t in rng.sample(EVIDENCE[shown], rng.randint(1, 2))
+    ]
     texts = list(evidence)
     if rng.random() < 0.6:
         background = capitalize_first(rng.choice(BACKGROUND).format(**fill))
         texts.insert(rng.randint(0, len(texts)), background)
     docs = rng.sample(pmids, len(texts))
     answer = label.capitalize() if rng.random() < 0.2 else label
-    return {"body": capitalize_first(rng.choice(QUESTIONS).format(**fill)),
-            "documents": sorted({f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs}),
-            "ideal_answer": [f"{label.capitalize()}. {evidence[0]}"],
-            "exact_answer": answer, "concepts": [], "type": "yesno", "id": qid,
-            "snippets": _snippets(rng, texts, docs)}
+    return {
+        "body": capitalize_first(rng.choice(QUESTIONS).format(**fill)),
+        "documents": sorted({f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs}),
+        "ideal_answer": [f"{label.capitalize()}. {evidence[0]}"],
+        "exact_answer": answer,
+        "concepts": [],
+        "type": "yesno",
+        "id": qid,
+        "snippets": _snippets(rng, texts, docs),
+    }
 
 
 def _other(rng: random.Random, qid: str, pmids: list[str]) -> dict:
     kind = rng.choice(list(OTHER))
     fill = _fill(rng)
     docs = rng.sample(pmids, 2)
-    entry = {"body": OTHER[kind].format(**fill),
-             "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs],
-             "ideal_answer": [capitalize_first(rng.choice(BACKGROUND).format(**fill))],
-             "concepts": [], "type": kind, "id": qid,
-             "snippets": _snippets(rng, [capitalize_first(t.format(**fill)) for t in
-                                         rng.sample(BACKGROUND, 2)], docs)}
+    entry = {
+        "body": OTHER[kind].format(**fill),
+        "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs],
+        "ideal_answer": [capitalize_first(rng.choice(BACKGROUND).format(**fill))],
+        "concepts": [],
+        "type": kind,
+        "id": qid,
+        "snippets": _snippets(
+            rng, [capitalize_first(t.format(**fill)) for t in rng.sample(BACKGROUND, 2)], docs
+        ),
+    }
     if kind == "factoid":
         entry["exact_answer"] = [[fill["gene"]]]
     elif kind == "list":
@@ -140,9 +166,13 @@ def generate(out_dir: Path, seed: int) -> None:
     others = _ids("test-other", BATCHES * OTHER_PER_BATCH)
     per_batch = -(-SPLIT_SIZES["test"] // BATCHES)
     for batch in range(BATCHES):
-        questions = [_yesno(rng, qid, pmids)
-                     for qid in ids["test"][batch * per_batch:(batch + 1) * per_batch]]
-        questions += [_other(rng, qid, pmids)
-                      for qid in others[batch * OTHER_PER_BATCH:(batch + 1) * OTHER_PER_BATCH]]
+        questions = [
+            _yesno(rng, qid, pmids)
+            for qid in ids["test"][batch * per_batch : (batch + 1) * per_batch]
+        ]
+        questions += [
+            _other(rng, qid, pmids)
+            for qid in others[batch * OTHER_PER_BATCH : (batch + 1) * OTHER_PER_BATCH]
+        ]
         rng.shuffle(questions)
         _write(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)

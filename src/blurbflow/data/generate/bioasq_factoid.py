@@ -41,9 +41,14 @@ def _statement(rng: random.Random, relation: str, subject: str, answer: str) -> 
 
 def _snippet(rng: random.Random, text: str, pmid: str) -> dict:
     begin = rng.randint(0, 400)
-    return {"offsetInBeginSection": begin, "offsetInEndSection": begin + len(text),
-            "text": text, "beginSection": "abstract", "endSection": "abstract",
-            "document": f"http://www.ncbi.nlm.nih.gov/pubmed/{pmid}"}
+    return {
+        "offsetInBeginSection": begin,
+        "offsetInEndSection": begin + len(text),
+        "text": text,
+        "beginSection": "abstract",
+        "endSection": "abstract",
+        "document": f"http://www.ncbi.nlm.nih.gov/pubmed/{pmid}",
+    }
 
 
 def _factoid(rng: random.Random, qid: str, pmids: list[str], nested: bool) -> dict:
@@ -51,29 +56,44 @@ def _factoid(rng: random.Random, qid: str, pmids: list[str], nested: bool) -> di
     subject_maker, answer_maker = MAKERS[relation]
     subject, answer = detokenize(subject_maker(rng)), detokenize(answer_maker(rng))
     synonyms = [answer, f"{answer} protein"] if answer_maker.__name__ == "gene" else [answer]
-    texts = [_statement(rng, relation, subject, rng.choice(synonyms))
-             for _ in range(rng.randint(1, 2))]
+    texts = [
+        _statement(rng, relation, subject, rng.choice(synonyms)) for _ in range(rng.randint(1, 2))
+    ]
     for _ in range(rng.randint(1, 3)):  # distractors: other facts, other entities
         other = rng.choice(list(FACTS))
-        texts.append(_statement(rng, other, detokenize(MAKERS[other][0](rng)),
-                                detokenize(MAKERS[other][1](rng))))
+        texts.append(
+            _statement(
+                rng, other, detokenize(MAKERS[other][0](rng)), detokenize(MAKERS[other][1](rng))
+            )
+        )
     if rng.random() < 0.5:
         texts.append(rng.choice(BACKGROUND))
     rng.shuffle(texts)
     docs = rng.sample(pmids, len(texts))
-    return {"body": FACTS[relation][1].format(subj=subject), "type": "factoid", "id": qid,
-            "documents": sorted({f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs}),
-            "snippets": [_snippet(rng, t, p) for t, p in zip(texts, docs, strict=True)],
-            "exact_answer": [synonyms] if nested else synonyms,
-            "ideal_answer": [texts[0]], "concepts": []}
+    return {
+        "body": FACTS[relation][1].format(subj=subject),
+        "type": "factoid",
+        "id": qid,
+        "documents": sorted({f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in docs}),
+        "snippets": [_snippet(rng, t, p) for t, p in zip(texts, docs, strict=True)],
+        "exact_answer": [synonyms] if nested else synonyms,
+        "ideal_answer": [texts[0]],
+        "concepts": [],
+    }
 
 
 def _other(rng: random.Random, qid: str, pmids: list[str]) -> dict:
     kind = rng.choice(("yesno", "summary"))
     text = rng.choice(BACKGROUND)
-    entry = {"body": "Is this finding replicated?" if kind == "yesno" else "Describe the study.",
-             "type": kind, "id": qid, "documents": [], "concepts": [],
-             "snippets": [_snippet(rng, text, rng.choice(pmids))], "ideal_answer": [text]}
+    entry = {
+        "body": "Is this finding replicated?" if kind == "yesno" else "Describe the study.",
+        "type": kind,
+        "id": qid,
+        "documents": [],
+        "concepts": [],
+        "snippets": [_snippet(rng, text, rng.choice(pmids))],
+        "ideal_answer": [text],
+    }
     if kind == "yesno":
         entry["exact_answer"] = "yes"
     return entry
@@ -88,16 +108,21 @@ def generate(out_dir: Path, seed: int) -> None:
     rng = source_rng("bioasq-factoid", seed)
     pmids = synthetic_pmids("bioasq-factoid-docs", 600)
     out_dir = Path(out_dir)
-    train = [_factoid(rng, _qid("train", i), pmids, nested=rng.random() < 0.5)
-             for i in range(SIZES["train"])]
+    train = [
+        _factoid(rng, _qid("train", i), pmids, nested=rng.random() < 0.5)
+        for i in range(SIZES["train"])
+    ]
     train += [_other(rng, _qid("train-other", i), pmids) for i in range(OTHERS_PER_FILE)]
     rng.shuffle(train)
     _write(out_dir / TRAIN_FILE, train)
     per_batch = SIZES["test"] // BATCHES
     for batch in range(BATCHES):
-        questions = [_factoid(rng, _qid("test", batch * per_batch + i), pmids, nested=True)
-                     for i in range(per_batch)]
-        questions += [_other(rng, _qid(f"test-other-{batch}", i), pmids)
-                      for i in range(OTHERS_PER_FILE)]
+        questions = [
+            _factoid(rng, _qid("test", batch * per_batch + i), pmids, nested=True)
+            for i in range(per_batch)
+        ]
+        questions += [
+            _other(rng, _qid(f"test-other-{batch}", i), pmids) for i in range(OTHERS_PER_FILE)
+        ]
         rng.shuffle(questions)
         _write(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)

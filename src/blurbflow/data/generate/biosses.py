@@ -18,8 +18,19 @@ from blurbflow.data.generate.vocab import (
 
 PAIRS = 100
 ANNOTATORS = ("a", "b", "c", "d", "e")
-REPLACEMENTS = FILLER_NOUNS + ("signaling", "pathway", "mutation", "tumor", "cells", "growth",
-                               "inhibition", "apoptosis", "recently", "strongly", "reduced")
+REPLACEMENTS = FILLER_NOUNS + (
+    "signaling",
+    "pathway",
+    "mutation",
+    "tumor",
+    "cells",
+    "growth",
+    "inhibition",
+    "apoptosis",
+    "recently",
+    "strongly",
+    "reduced",
+)
 
 
 def _tokens(rng: random.Random) -> list[str]:
@@ -33,8 +44,7 @@ def _pair(rng: random.Random) -> tuple[str, str, float]:
     if keep < 0.25:  # unrelated pair that shares only a word or two
         second = _tokens(rng) + [rng.choice(first)] + _tokens(rng)[:-1] + ["."]
     else:
-        second = [t if t == "." or rng.random() < keep else rng.choice(REPLACEMENTS)
-                  for t in first]
+        second = [t if t == "." or rng.random() < keep else rng.choice(REPLACEMENTS) for t in first]
     shared = len(set(first) & set(second)) / len(set(first) | set(second))
     return detokenize(first), detokenize(second), shared
 
@@ -42,7 +52,8 @@ def _pair(rng: random.Random) -> tuple[str, str, float]:
 def generate(out_dir: Path, seed: int) -> None:
     rng = source_rng("biosses", seed)
     header = "sentence_id\tsentence_1\tsentence_2\t" + "\t".join(
-        f"annotator_{a}" for a in ANNOTATORS)
+        f"annotator_{a}" for a in ANNOTATORS
+    )
     lines = [header]
     for pair_id in range(1, PAIRS + 1):
         first, second, shared = _pair(rng)

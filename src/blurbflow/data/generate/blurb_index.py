@@ -18,8 +18,9 @@ INDEXING = "data_generation/indexing"
 def _hoc(folder: Path) -> None:
     for split, pmids in hoc_split_pmids().items():
         # Comma-separated `{PMID}.txt` names, no final newline, as in BLURB's bundle.
-        (folder / f"{split}_pmid.tsv").write_text(",".join(f"{p}.txt" for p in pmids),
-                                                   encoding="utf-8")
+        (folder / f"{split}_pmid.tsv").write_text(
+            ",".join(f"{p}.txt" for p in pmids), encoding="utf-8"
+        )
 
 
 def _ddi(folder: Path) -> None:

@@ -40,10 +40,20 @@ from blurbflow.data.generate.vocab import (
 CORPUS = "ChemProt_Corpus"
 # split -> (folder, file name prefix, file name suffix, gold standard name, abstracts)
 SPLITS = {
-    "train": ("chemprot_training", "chemprot_training_", "", "chemprot_training_gold_standard",
-              300),
-    "dev": ("chemprot_development", "chemprot_development_", "",
-            "chemprot_development_gold_standard", 150),
+    "train": (
+        "chemprot_training",
+        "chemprot_training_",
+        "",
+        "chemprot_training_gold_standard",
+        300,
+    ),
+    "dev": (
+        "chemprot_development",
+        "chemprot_development_",
+        "",
+        "chemprot_development_gold_standard",
+        150,
+    ),
     "test": ("chemprot_test_gs", "chemprot_test_", "_gs", "chemprot_test_gold_standard", 150),
 }
 GOLD_GROUPS = ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9")
@@ -65,8 +75,7 @@ class Template:
     weight: float = 1.0
 
 
-def _rel(group: str, kind: str, chem: str = "C", gene_slot: str = "G",
-         flag: str = "Y") -> Relation:
+def _rel(group: str, kind: str, chem: str = "C", gene_slot: str = "G", flag: str = "Y") -> Relation:
     return (group, flag, kind, chem, gene_slot)
 
 
@@ -75,41 +84,52 @@ TEMPLATES = (
     Template("{C} inhibits {G} in {cells}.", (_rel("CPR:4", "INHIBITOR"),)),
     Template("{C} potently inhibited {G} activity (IC50 = {n} nM).", (_rel("CPR:4", "INHIBITOR"),)),
     Template("{G} activity was blocked by {C} in {cells}.", (_rel("CPR:4", "INHIBITOR"),)),
-    Template("{C}, given s.c., suppressed {G} in {species}.",
-             (_rel("CPR:4", "INDIRECT-DOWNREGULATOR"),)),
-    Template("Blocking the {N} with {C} reduced the proliferation of {cells}.",
-             (_rel("CPR:4", "INHIBITOR", "C", "N"),)),
+    Template(
+        "{C}, given s.c., suppressed {G} in {species}.", (_rel("CPR:4", "INDIRECT-DOWNREGULATOR"),)
+    ),
+    Template(
+        "Blocking the {N} with {C} reduced the proliferation of {cells}.",
+        (_rel("CPR:4", "INHIBITOR", "C", "N"),),
+    ),
     # CPR:3 activation
     Template("{C} activates {G} in {cells}.", (_rel("CPR:3", "ACTIVATOR"),)),
-    Template("{C} increased the expression of {G} in {cells}.",
-             (_rel("CPR:3", "INDIRECT-UPREGULATOR"),)),
+    Template(
+        "{C} increased the expression of {G} in {cells}.", (_rel("CPR:3", "INDIRECT-UPREGULATOR"),)
+    ),
     Template("{G} was strongly activated by {C}.", (_rel("CPR:3", "ACTIVATOR"),)),
-    Template("{C} and {C2} both activate {G}.",
-             (_rel("CPR:3", "ACTIVATOR"), _rel("CPR:3", "ACTIVATOR", "C2"))),
+    Template(
+        "{C} and {C2} both activate {G}.",
+        (_rel("CPR:3", "ACTIVATOR"), _rel("CPR:3", "ACTIVATOR", "C2")),
+    ),
     # CPR:5 agonist
     Template("{C} is a selective agonist of {G}.", (_rel("CPR:5", "AGONIST"),)),
     Template("{C} acts as a full agonist at {G} in {cells}.", (_rel("CPR:5", "AGONIST"),)),
     # CPR:6 antagonist
     Template("{C} is a competitive antagonist of {G}.", (_rel("CPR:6", "ANTAGONIST"),)),
-    Template("{G} responses were antagonized by {C} ({n} mg/kg s.c.).",
-             (_rel("CPR:6", "ANTAGONIST"),)),
-    Template("{C} is an antagonist of the {N} in {cells}.",
-             (_rel("CPR:6", "ANTAGONIST", "C", "N"),)),
+    Template(
+        "{G} responses were antagonized by {C} ({n} mg/kg s.c.).", (_rel("CPR:6", "ANTAGONIST"),)
+    ),
+    Template(
+        "{C} is an antagonist of the {N} in {cells}.", (_rel("CPR:6", "ANTAGONIST", "C", "N"),)
+    ),
     # CPR:9 substrate / product
     Template("{C} is a substrate of {G}.", (_rel("CPR:9", "SUBSTRATE"),)),
     Template("{G} metabolizes {C} in human liver microsomes.", (_rel("CPR:9", "SUBSTRATE"),)),
     Template("{C} is formed from its precursor by {G}.", (_rel("CPR:9", "PRODUCT-OF"),)),
     # a relation and a negative pair in one sentence
-    Template("{C} inhibits {G} but not {G2}.",
-             (_rel("CPR:4", "INHIBITOR"), _rel("CPR:10", "NOT", "C", "G2", "N"))),
+    Template(
+        "{C} inhibits {G} but not {G2}.",
+        (_rel("CPR:4", "INHIBITOR"), _rel("CPR:10", "NOT", "C", "G2", "N")),
+    ),
     # pairs without a relation
     Template("{C} and {G} were measured in {n} patients.", weight=3.0),
     Template("The levels of {G} were similar in {C}-treated vs. untreated {species}.", weight=3.0),
     Template("{G} expression was determined before {C} treatment.", weight=3.0),
     Template("Dr. {eponym} compared {C} with {G} in {cancer} tissue.", weight=2.0),
     # N-flagged relations: `false` in BLURB
-    Template("{C} binds to {G} in vitro.", (_rel("CPR:2", "DIRECT-REGULATOR", flag="N"),),
-             weight=2.0),
+    Template(
+        "{C} binds to {G} in vitro.", (_rel("CPR:2", "DIRECT-REGULATOR", flag="N"),), weight=2.0
+    ),
     Template("{C} is part of the {G} complex.", (_rel("CPR:1", "PART-OF", flag="N"),), weight=2.0),
     Template("{C} did not affect {G} activity.", (_rel("CPR:10", "NOT", flag="N"),), weight=2.5),
     # one entity type only, or pairs Punkt puts into different sentences
@@ -146,8 +166,10 @@ def _chemical(rng: random.Random) -> str:
 
 
 def _gene(rng: random.Random) -> tuple[str, str]:
-    return (detokenize(gene(rng)).replace(" - ", "-"),
-            "GENE-Y" if rng.random() < 0.65 else "GENE-N")
+    return (
+        detokenize(gene(rng)).replace(" - ", "-"),
+        "GENE-Y" if rng.random() < 0.65 else "GENE-N",
+    )
 
 
 def _filler(slot: str, rng: random.Random) -> str:
@@ -213,12 +235,19 @@ def generate(out_dir: Path, seed: int) -> None:
         base.mkdir(parents=True, exist_ok=True)
         # title<TAB>abstract: the first tab of a document's text separates them
         _write(base / f"{prefix}abstracts{suffix}.tsv", [(d.pmid, d.text) for d in docs])
-        _write(base / f"{prefix}entities{suffix}.tsv",
-               [(d.pmid, *entity) for d in docs for entity in d.entities])
+        _write(
+            base / f"{prefix}entities{suffix}.tsv",
+            [(d.pmid, *entity) for d in docs for entity in d.entities],
+        )
         # the flag column carries a trailing space, as in the original files
-        _write(base / f"{prefix}relations{suffix}.tsv",
-               [(d.pmid, group, f"{flag} ", kind, f"Arg1:{chem}", f"Arg2:{gene_id}")
-                for d in docs for group, flag, kind, chem, gene_id in d.relations])
+        _write(
+            base / f"{prefix}relations{suffix}.tsv",
+            [
+                (d.pmid, group, f"{flag} ", kind, f"Arg1:{chem}", f"Arg2:{gene_id}")
+                for d in docs
+                for group, flag, kind, chem, gene_id in d.relations
+            ],
+        )
         gold_rows = {}
         for d in docs:
             for group, flag, _, chem, gene_id in d.relations:

@@ -31,20 +31,27 @@ SPLIT_SIZES = {"train": 200, "dev": 30, "test": 60}  # documents in BLURB's list
 MEDLINE_SHARE = 0.2
 
 RELATIONS = {
-    "mechanism": ("{A} increases the plasma concentrations of {B}",
-                  "Coadministration of {A} reduced the clearance of {B}",
-                  "{A} inhibits the hepatic metabolism of {B}"),
-    "effect": ("{A} may potentiate the hypotensive effect of {B}",
-               "Concomitant use of {A} enhanced the sedative effect of {B}",
-               "{A} can increase the risk of bleeding when used with {B}"),
-    "advise": ("{A} should not be coadministered with {B}",
-               "Caution is advised when {A} is prescribed together with {B}",
-               "Patients taking {A} should avoid {B}"),
-    "int": ("{A} interacts with {B}",
-            "An interaction between {A} and {B} has been described"),
-    "false": ("{A} and {B} were given to healthy volunteers in separate periods",
-              "The study compared {A} with {B} in {n} patients",
-              "{A} was better tolerated than {B}"),
+    "mechanism": (
+        "{A} increases the plasma concentrations of {B}",
+        "Coadministration of {A} reduced the clearance of {B}",
+        "{A} inhibits the hepatic metabolism of {B}",
+    ),
+    "effect": (
+        "{A} may potentiate the hypotensive effect of {B}",
+        "Concomitant use of {A} enhanced the sedative effect of {B}",
+        "{A} can increase the risk of bleeding when used with {B}",
+    ),
+    "advise": (
+        "{A} should not be coadministered with {B}",
+        "Caution is advised when {A} is prescribed together with {B}",
+        "Patients taking {A} should avoid {B}",
+    ),
+    "int": ("{A} interacts with {B}", "An interaction between {A} and {B} has been described"),
+    "false": (
+        "{A} and {B} were given to healthy volunteers in separate periods",
+        "The study compared {A} with {B} in {n} patients",
+        "{A} was better tolerated than {B}",
+    ),
 }
 LABEL_WEIGHTS = {"false": 50, "mechanism": 15, "effect": 15, "advise": 13, "int": 7}
 NO_PAIR = (
@@ -53,10 +60,13 @@ NO_PAIR = (
     "{A} is well absorbed after oral administration",
     "The half-life of {A} is about {n} hours (AUC & Cmax were dose proportional)",
 )
-GROUP_CUES = {"mechanism": " increase the plasma concentrations of {B}",
-              "effect": " may potentiate the hypotensive effect of {B}",
-              "advise": " should not be coadministered with {B}",
-              "int": " interact with {B}", "false": " were compared with {B}"}
+GROUP_CUES = {
+    "mechanism": " increase the plasma concentrations of {B}",
+    "effect": " may potentiate the hypotensive effect of {B}",
+    "advise": " should not be coadministered with {B}",
+    "int": " interact with {B}",
+    "false": " were compared with {B}",
+}
 GROUP_PREFIXES = ("calcium", "sodium", "potassium", "beta", "alpha", "proton")
 GROUP_HEADS = ("channel blockers", "receptor antagonists", "pump inhibitors")
 ENTITY_TYPES = ("drug",) * 8 + ("brand", "drug_n")
@@ -121,8 +131,7 @@ class _Sentence:
         return len(self.entities) - 1
 
 
-def _fill(rng: random.Random, sentence: _Sentence, template: str,
-          drugs: dict[str, int]) -> None:
+def _fill(rng: random.Random, sentence: _Sentence, template: str, drugs: dict[str, int]) -> None:
     """Append `template` with {A}/{B}/{C} as new drug entities (their indexes into `drugs`)."""
     rest = template.replace("{n}", str(rng.randint(6, 400)))
     while rest:
@@ -131,7 +140,7 @@ def _fill(rng: random.Random, sentence: _Sentence, template: str,
             sentence.add(rest)
             break
         sentence.add(rest[:cut])
-        slot, rest = rest[cut + 1], rest[cut + 3:]
+        slot, rest = rest[cut + 1], rest[cut + 3 :]
         drugs[slot] = sentence.entity(" ".join(chemical(rng)), rng.choice(ENTITY_TYPES))
 
 
@@ -166,8 +175,9 @@ def _sentence(rng: random.Random) -> tuple[_Sentence, list[tuple[int, int, str]]
     template = rng.choice(RELATIONS[label])
     third = rng.random() < 0.3
     if third:  # a third drug, in no interaction with the other two
-        template = "Unlike {C}, " + (template if template.startswith("{")
-                                     else template[0].lower() + template[1:])
+        template = "Unlike {C}, " + (
+            template if template.startswith("{") else template[0].lower() + template[1:]
+        )
     sentence, drugs = _Sentence(), {}
     _fill(rng, sentence, capitalize_first(template) + ".", drugs)
     pairs = [(drugs["A"], drugs["B"], label)]
@@ -198,8 +208,9 @@ def _document_xml(rng: random.Random, doc_id: str, medline: bool) -> str:
             spans, kind = sentence.entities[old]
             offset = ";".join(f"{a}-{b - 1}" for a, b in spans)
             name = " ".join(sentence.text[a:b] for a, b in spans)
-            lines.append(f"        <entity id={_attr(f'{sid}.e{rank[old]}')} "
-                         f"charOffset={_attr(offset)}")
+            lines.append(
+                f"        <entity id={_attr(f'{sid}.e{rank[old]}')} charOffset={_attr(offset)}"
+            )
             lines.append(f"            type={_attr(kind)} text={_attr(name)}/>")
         ordered = sorted(((*sorted((rank[x], rank[y])), label) for x, y, label in pairs))
         for p, (e1, e2, label) in enumerate(ordered):

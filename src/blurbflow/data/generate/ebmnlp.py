@@ -30,15 +30,29 @@ ELEMENTS = {"P": "participants", "I": "interventions", "O": "outcomes"}
 SPLIT_SIZES = {"train": 300, "dev": 60, "test": 40}  # documents in BLURB's lists
 ANN_FOLDER = {"train": "train", "dev": "train", "test": "test/gold"}
 
-OUTCOMES = ("pain scores", "quality of life", "mortality", "blood pressure", "relapse rate",
-            "length of hospital stay", "HbA1c levels", "symptom severity", "exacerbations")
-THERAPIES = ("cognitive behavioural therapy", "acupuncture", "physiotherapy", "exercise training",
-             "a telephone follow-up programme", "nurse-led education")
+OUTCOMES = (
+    "pain scores",
+    "quality of life",
+    "mortality",
+    "blood pressure",
+    "relapse rate",
+    "length of hospital stay",
+    "HbA1c levels",
+    "symptom severity",
+    "exacerbations",
+)
+THERAPIES = (
+    "cognitive behavioural therapy",
+    "acupuncture",
+    "physiotherapy",
+    "exercise training",
+    "a telephone follow-up programme",
+    "nurse-led education",
+)
 # Markup: <X opens and X> closes a span of element X (P, I, O); spans may nest (overlap).
 # {dis}, {drug}, {therapy}, {outcome}, {n}, {n2} are filled in.
 OPENING = (
-    "<P A total of {n} patients with {dis} P> were randomised to <I {drug} I> or "
-    "<I placebo I> .",
+    "<P A total of {n} patients with {dis} P> were randomised to <I {drug} I> or <I placebo I> .",
     "<P Children aged {age} to {age2} years with {dis} P> were enrolled in this trial .",
     "We compared <I {therapy} I> with <I usual care I> in <P {n} adults with {dis} P> .",
     "<P {n} <I {drug} I> -treated outpatients with {dis} P> were followed for {n2} weeks .",
@@ -65,16 +79,22 @@ def ebmnlp_split_pmids() -> dict[str, list[str]]:
     pmids = synthetic_pmids("ebmnlp", sum(SPLIT_SIZES.values()))
     out, start = {}, 0
     for split, size in SPLIT_SIZES.items():
-        out[split] = pmids[start:start + size]
+        out[split] = pmids[start : start + size]
         start += size
     return out
 
 
 def _fill(rng: random.Random, template: str) -> list[str]:
-    values = {"dis": " ".join(disease(rng)), "drug": " ".join(chemical(rng)),
-              "therapy": rng.choice(THERAPIES), "n": str(rng.randint(12, 480)),
-              "n2": str(rng.randint(4, 52)), "pval": f"0.0{rng.randint(1, 4)}",
-              "age": str(rng.randint(2, 8)), "age2": str(rng.randint(9, 17))}
+    values = {
+        "dis": " ".join(disease(rng)),
+        "drug": " ".join(chemical(rng)),
+        "therapy": rng.choice(THERAPIES),
+        "n": str(rng.randint(12, 480)),
+        "n2": str(rng.randint(4, 52)),
+        "pval": f"0.0{rng.randint(1, 4)}",
+        "age": str(rng.randint(2, 8)),
+        "age2": str(rng.randint(9, 17)),
+    }
     words = []
     for word in template.split():
         if word.startswith("{") and word.endswith("}"):
@@ -126,10 +146,13 @@ def generate(out_dir: Path, seed: int) -> None:
             folder.mkdir(parents=True, exist_ok=True)
         for pmid in pmids:
             tokens, flags = _document(rng)
-            (base / "documents" / f"{pmid}.text").write_text(detokenize(tokens) + "\n",
-                                                             encoding="utf-8")
-            (base / "documents" / f"{pmid}.tokens").write_text("\n".join(tokens) + "\n",
-                                                               encoding="utf-8")
+            (base / "documents" / f"{pmid}.text").write_text(
+                detokenize(tokens) + "\n", encoding="utf-8"
+            )
+            (base / "documents" / f"{pmid}.tokens").write_text(
+                "\n".join(tokens) + "\n", encoding="utf-8"
+            )
             for element, folder in folders.items():
                 (folder / f"{pmid}.AGGREGATED.ann").write_text(
-                    "\n".join(map(str, flags[element])) + "\n", encoding="utf-8")
+                    "\n".join(map(str, flags[element])) + "\n", encoding="utf-8"
+                )

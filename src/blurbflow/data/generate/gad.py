@@ -14,20 +14,45 @@ FOLD1_TRAIN, FOLD1_TEST = 4261 + 535, 534  # BLURB: train = first 4261 lines, de
 FOLDS = 10
 LABEL_NOISE = 0.07
 
-INTROS = ("Our results indicate that the", "We found that the", "These data suggest that the",
-          "In this cohort , the", "The present study shows that the", "Overall , the")
+INTROS = (
+    "Our results indicate that the",
+    "We found that the",
+    "These data suggest that the",
+    "In this cohort , the",
+    "The present study shows that the",
+    "Overall , the",
+)
 VARIANTS = ("C677T", "Arg72Pro", "-308G/A", "Val158Met", "I/D", "A1298C", "Ala54Thr", "Pro12Ala")
-POSITIVE = ("is associated with", "was significantly associated with",
-            "confers susceptibility to", "increases the risk of", "is a risk factor for",
-            "contributes to the development of")
-NEGATIVE = ("is not associated with", "was not associated with", "showed no association with",
-            "does not contribute to", "is unlikely to influence susceptibility to",
-            "had no effect on the risk of")
+POSITIVE = (
+    "is associated with",
+    "was significantly associated with",
+    "confers susceptibility to",
+    "increases the risk of",
+    "is a risk factor for",
+    "contributes to the development of",
+)
+NEGATIVE = (
+    "is not associated with",
+    "was not associated with",
+    "showed no association with",
+    "does not contribute to",
+    "is unlikely to influence susceptibility to",
+    "had no effect on the risk of",
+)
 CARRIER_POSITIVE = ("had a higher risk of", "were more susceptible to", "more often developed")
-CARRIER_NEGATIVE = ("had no increased risk of", "were not more susceptible to",
-                    "did not more often develop")
-POPULATIONS = ("in the Han Chinese population", "in Caucasian patients", "among Japanese women",
-               "in children", "in a case - control study of {n} subjects", "in {cancer} patients")
+CARRIER_NEGATIVE = (
+    "had no increased risk of",
+    "were not more susceptible to",
+    "did not more often develop",
+)
+POPULATIONS = (
+    "in the Han Chinese population",
+    "in Caucasian patients",
+    "among Japanese women",
+    "in children",
+    "in a case - control study of {n} subjects",
+    "in {cancer} patients",
+)
 
 
 def _sentence(rng: random.Random) -> tuple[str, str]:
@@ -66,8 +91,10 @@ def generate(out_dir: Path, seed: int) -> None:
         train = pool[:start] + pool[end:]
         test = pool[start:end]
         (folder / "train.tsv").write_text(
-            "".join(f"{text}\t{label}\n" for text, label in train), encoding="utf-8")
+            "".join(f"{text}\t{label}\n" for text, label in train), encoding="utf-8"
+        )
         (folder / "test.tsv").write_text(
             "index\tsentence\tlabel\n"
             + "".join(f"{i}\t{text}\t{label}\n" for i, (text, label) in enumerate(test)),
-            encoding="utf-8")
+            encoding="utf-8",
+        )

@@ -25,25 +25,44 @@ SPLIT_SIZES = {"train": 1295, "dev": 186, "test": 371}  # abstracts, in BLURB's 
 HALLMARKS = {
     "Activating invasion and metastasis": (
         "Invasion",
-        ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition")),
+        ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition"),
+    ),
     "Avoiding immune destruction": (
-        "Immune response", ("immune evasion", "immunosuppression", "T cell infiltration")),
+        "Immune response",
+        ("immune evasion", "immunosuppression", "T cell infiltration"),
+    ),
     "Cellular energetics": (
-        "Glycolysis", ("glycolysis", "Warburg effect", "glucose uptake", "lactate production")),
+        "Glycolysis",
+        ("glycolysis", "Warburg effect", "glucose uptake", "lactate production"),
+    ),
     "Enabling replicative immortality": (
-        "Telomerase", ("telomerase", "telomere length", "immortalization")),
+        "Telomerase",
+        ("telomerase", "telomere length", "immortalization"),
+    ),
     "Evading growth suppressors": (
-        "Cell cycle", ("cell cycle arrest", "tumor suppressor", "CDK inhibitor")),
+        "Cell cycle",
+        ("cell cycle arrest", "tumor suppressor", "CDK inhibitor"),
+    ),
     "Genomic instability and mutation": (
-        "DNA damage", ("DNA damage", "chromosomal instability", "DNA repair", "mutation rate")),
+        "DNA damage",
+        ("DNA damage", "chromosomal instability", "DNA repair", "mutation rate"),
+    ),
     "Inducing angiogenesis": (
-        "Angiogenic factors", ("angiogenesis", "VEGF secretion", "microvessel density")),
+        "Angiogenic factors",
+        ("angiogenesis", "VEGF secretion", "microvessel density"),
+    ),
     "Resisting cell death": (
-        "Apoptosis", ("apoptosis", "caspase activation", "anoikis", "cell death")),
+        "Apoptosis",
+        ("apoptosis", "caspase activation", "anoikis", "cell death"),
+    ),
     "Sustaining proliferative signaling": (
-        "Receptors", ("proliferation", "growth factor signaling", "mitogenic signaling")),
+        "Receptors",
+        ("proliferation", "growth factor signaling", "mitogenic signaling"),
+    ),
     "Tumor promoting inflammation": (
-        "Inflammatory mediators", ("inflammation", "cytokine release", "macrophage recruitment")),
+        "Inflammatory mediators",
+        ("inflammation", "cytokine release", "macrophage recruitment"),
+    ),
 }
 # Rough frequencies of the real corpus: proliferation and cell death are the common hallmarks.
 WEIGHTS = (6, 2, 2, 2, 3, 7, 3, 8, 9, 4)
@@ -65,9 +84,14 @@ NEUTRAL = (
 
 
 def _sentence(rng: random.Random, hallmarks: list[str]) -> str:
-    fill = {"gene": " ".join(gene(rng)), "chem": " ".join(chemical(rng)),
-            "cancer": rng.choice(CANCERS), "n": str(rng.randint(5, 300)),
-            "year": str(rng.randint(1990, 2005)), "year2": str(rng.randint(2006, 2015))}
+    fill = {
+        "gene": " ".join(gene(rng)),
+        "chem": " ".join(chemical(rng)),
+        "cancer": rng.choice(CANCERS),
+        "n": str(rng.randint(5, 300)),
+        "year": str(rng.randint(1990, 2005)),
+        "year2": str(rng.randint(2006, 2015)),
+    }
     if not hallmarks:
         return capitalize_first(rng.choice(NEUTRAL).format(**fill))
     keywords = [rng.choice(HALLMARKS[h][1]) for h in hallmarks]
@@ -105,7 +129,7 @@ def hoc_split_pmids() -> dict[str, list[str]]:
     pmids = hoc_pmids()
     out, start = {}, 0
     for split, size in SPLIT_SIZES.items():
-        out[split] = pmids[start:start + size]
+        out[split] = pmids[start : start + size]
         start += size
     return out
 

@@ -50,8 +50,12 @@ GENIA = (
     "{protein} is required for the differentiation of {cell_type} .",
 )
 PREFIXES = ("In this study ,", "Moreover ,", "In contrast ,", "Taken together ,", "Notably ,")
-SUFFIXES = ("in a cohort of {n} subjects", "in vitro", "in two independent series",
-            "as previously described")
+SUFFIXES = (
+    "in a cohort of {n} subjects",
+    "in vitro",
+    "in two independent series",
+    "as previously described",
+)
 
 # source -> (templates, {slot kind: entity type written in the tags}, text family)
 # The two BC5CDR sources share their text (as the real files do) and differ only in tags.
@@ -60,8 +64,17 @@ SOURCES = {
     "bc5disease": (CHEM_DISEASE, {"dis": "Disease"}, "bc5cdr"),
     "ncbidisease": (GENE_DISEASE, {"dis": "Disease"}, "ncbidisease"),
     "bc2gm": (GENE_DISEASE, {"gene": "GENE"}, "bc2gm"),
-    "jnlpba": (GENIA, {"protein": "protein", "dna": "DNA", "rna": "RNA",
-                       "cell_type": "cell_type", "cell_line": "cell_line"}, "jnlpba"),
+    "jnlpba": (
+        GENIA,
+        {
+            "protein": "protein",
+            "dna": "DNA",
+            "rna": "RNA",
+            "cell_type": "cell_type",
+            "cell_line": "cell_line",
+        },
+        "jnlpba",
+    ),
 }
 
 

@@ -41,30 +41,45 @@ METHODS = (
     "A retrospective review of {n} medical records from two centres was performed.",
 )
 RESULTS = {
-    "yes": ("{chem} significantly improved survival compared with placebo (p < 0.01).",
-            "{gene} expression was strongly associated with poor outcome in all subgroups.",
-            "Patients receiving {chem} showed a clear and significant reduction of {dis}."),
-    "no": ("No significant difference was observed between the {chem} and control groups.",
-           "{gene} expression did not differ between patients with and without {dis}.",
-           "{chem} failed to reduce the rate of {dis} in any subgroup."),
-    "maybe": ("Results were inconclusive and a possible benefit of {chem} remains uncertain.",
-              "A weak trend towards lower {dis} rates did not reach significance in small groups.",
-              "Mixed effects of {gene} were seen and further studies are needed to clarify them."),
+    "yes": (
+        "{chem} significantly improved survival compared with placebo (p < 0.01).",
+        "{gene} expression was strongly associated with poor outcome in all subgroups.",
+        "Patients receiving {chem} showed a clear and significant reduction of {dis}.",
+    ),
+    "no": (
+        "No significant difference was observed between the {chem} and control groups.",
+        "{gene} expression did not differ between patients with and without {dis}.",
+        "{chem} failed to reduce the rate of {dis} in any subgroup.",
+    ),
+    "maybe": (
+        "Results were inconclusive and a possible benefit of {chem} remains uncertain.",
+        "A weak trend towards lower {dis} rates did not reach significance in small groups.",
+        "Mixed effects of {gene} were seen and further studies are needed to clarify them.",
+    ),
 }
-CONCLUSIONS = {"yes": "{chem} appears beneficial.", "no": "{chem} offers no benefit.",
-               "maybe": "The evidence remains unclear."}
+CONCLUSIONS = {
+    "yes": "{chem} appears beneficial.",
+    "no": "{chem} offers no benefit.",
+    "maybe": "The evidence remains unclear.",
+}
 
 
 def _entry(rng: random.Random, label: str) -> dict:
-    fill = {"chem": detokenize(chemical(rng)), "dis": detokenize(disease(rng)),
-            "gene": detokenize(gene(rng)), "cancer": rng.choice(CANCERS),
-            "n": rng.randint(20, 900), "m": rng.randint(6, 60)}
+    fill = {
+        "chem": detokenize(chemical(rng)),
+        "dis": detokenize(disease(rng)),
+        "gene": detokenize(gene(rng)),
+        "cancer": rng.choice(CANCERS),
+        "n": rng.randint(20, 900),
+        "m": rng.randint(6, 60),
+    }
     shown = label if rng.random() >= LABEL_NOISE else rng.choice(list(LABEL_WEIGHTS))
     contexts = [rng.choice(BACKGROUND), rng.choice(RESULTS[shown])]
     if rng.random() < 0.5:
         contexts.insert(1, rng.choice(METHODS))
-    sections = ["BACKGROUND", "METHODS", "RESULTS"] if len(contexts) == 3 else [
-        "BACKGROUND", "RESULTS"]
+    sections = (
+        ["BACKGROUND", "METHODS", "RESULTS"] if len(contexts) == 3 else ["BACKGROUND", "RESULTS"]
+    )
     return {
         "QUESTION": capitalize_first(rng.choice(QUESTIONS).format(**fill)),
         "CONTEXTS": [capitalize_first(c.format(**fill)) for c in contexts],
@@ -90,5 +105,6 @@ def generate(out_dir: Path, seed: int) -> None:
     data = {pmid: _entry(rng, rng.choices(labels, weights=weights)[0]) for pmid in order}
     (out_dir / "ori_pqal.json").write_text(json.dumps(data, indent=4) + "\n", encoding="utf-8")
     truth = {pmid: data[pmid]["final_decision"] for pmid in test}
-    (out_dir / "test_ground_truth.json").write_text(json.dumps(truth, indent=4) + "\n",
-                                                    encoding="utf-8")
+    (out_dir / "test_ground_truth.json").write_text(
+        json.dumps(truth, indent=4) + "\n", encoding="utf-8"
+    )

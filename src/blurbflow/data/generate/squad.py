@@ -66,8 +66,11 @@ def _fact(rng: random.Random, relation: str) -> tuple[str, str, int, str]:
     before = capitalize_first(before.format(subj=subject)) if before else ""
     after = after.format(subj=subject)
     sentence = before + (answer if before else capitalize_first(answer)) + after
-    return sentence, sentence[len(before) : len(before) + len(answer)], len(before), (
-        question_pattern.format(subj=subject)
+    return (
+        sentence,
+        sentence[len(before) : len(before) + len(answer)],
+        len(before),
+        (question_pattern.format(subj=subject)),
     )
 
 
@@ -80,24 +83,35 @@ def _paragraph(rng: random.Random, version: str, long: bool, ids: list[int]) -> 
     rng.shuffle(sentences)
     context, starts = "", {}
     for sentence, fact in sentences:
-        context += (" " if context else "")
+        context += " " if context else ""
         if fact is not None:
             starts[fact] = len(context) + facts[fact][2]
         context += sentence
     qas = []
     for index in rng.sample(range(3), 2):
         _, answer, _, question = facts[index]
-        qas.append({"question": question, "id": f"{ids[0]:024x}",
-                    "answers": [{"text": answer, "answer_start": starts[index]}]})
+        qas.append(
+            {
+                "question": question,
+                "id": f"{ids[0]:024x}",
+                "answers": [{"text": answer, "answer_start": starts[index]}],
+            }
+        )
         ids[0] += 1
         if version == "2.0":
             qas[-1]["is_impossible"] = False
     if version == "2.0" and rng.random() < IMPOSSIBLE_PER_PARAGRAPH:
         missing = rng.choice([r for r in FACTS if r not in relations])
         _, plausible, _, question = _fact(rng, missing)
-        qas.append({"question": question, "id": f"{ids[0]:024x}", "answers": [],
-                    "plausible_answers": [{"text": facts[0][1], "answer_start": starts[0]}],
-                    "is_impossible": True})
+        qas.append(
+            {
+                "question": question,
+                "id": f"{ids[0]:024x}",
+                "answers": [],
+                "plausible_answers": [{"text": facts[0][1], "answer_start": starts[0]}],
+                "is_impossible": True,
+            }
+        )
         ids[0] += 1
     return {"context": context, "qas": qas}
 
@@ -107,11 +121,20 @@ def write_file(path: Path, rng: random.Random, version: str, paragraphs: int, id
     for a in range(-(-paragraphs // PARAGRAPHS_PER_ARTICLE)):
         count = min(PARAGRAPHS_PER_ARTICLE, paragraphs - a * PARAGRAPHS_PER_ARTICLE)
         title = f"{path.stem.split('-')[0].capitalize()}_article_{a:04d}"
-        articles.append({"title": title, "paragraphs": [
-            _paragraph(rng, version, long=(a * PARAGRAPHS_PER_ARTICLE + p) % 10 == 9, ids=ids)
-            for p in range(count)]})
-    path.write_text(json.dumps({"version": version, "data": articles}, indent=1) + "\n",
-                    encoding="utf-8")
+        articles.append(
+            {
+                "title": title,
+                "paragraphs": [
+                    _paragraph(
+                        rng, version, long=(a * PARAGRAPHS_PER_ARTICLE + p) % 10 == 9, ids=ids
+                    )
+                    for p in range(count)
+                ],
+            }
+        )
+    path.write_text(
+        json.dumps({"version": version, "data": articles}, indent=1) + "\n", encoding="utf-8"
+    )
 
 
 def generate(out_dir: Path, seed: int, version: str = "2.0") -> None:

@@ -11,28 +11,105 @@ import random
 import string
 
 CHEM_STEMS = (
-    "ambro", "benza", "cetri", "clora", "dextro", "diclo", "ethos", "fenox", "glyba", "halop",
-    "iprat", "keto", "lamo", "lorav", "metro", "morpha", "nifed", "oxaz", "prazo", "quina",
-    "ribav", "sulfa", "tiova", "trima", "valpr", "warfe", "xylo", "zelan", "corti", "pheno",
+    "ambro",
+    "benza",
+    "cetri",
+    "clora",
+    "dextro",
+    "diclo",
+    "ethos",
+    "fenox",
+    "glyba",
+    "halop",
+    "iprat",
+    "keto",
+    "lamo",
+    "lorav",
+    "metro",
+    "morpha",
+    "nifed",
+    "oxaz",
+    "prazo",
+    "quina",
+    "ribav",
+    "sulfa",
+    "tiova",
+    "trima",
+    "valpr",
+    "warfe",
+    "xylo",
+    "zelan",
+    "corti",
+    "pheno",
 )
 CHEM_SUFFIXES = (
-    "azole", "mycin", "pril", "olol", "statin", "idine", "amide", "oxacin", "profen", "sartan",
-    "parin", "azepam",
+    "azole",
+    "mycin",
+    "pril",
+    "olol",
+    "statin",
+    "idine",
+    "amide",
+    "oxacin",
+    "profen",
+    "sartan",
+    "parin",
+    "azepam",
 )
 DISEASE_STEMS = (
-    "nephr", "hepat", "carcin", "lymph", "neur", "derm", "arthr", "myel", "cardi", "gastr",
-    "oste", "angi", "pulmon", "encephal", "retin", "thyr", "pancreat", "col", "mening", "vascul",
+    "nephr",
+    "hepat",
+    "carcin",
+    "lymph",
+    "neur",
+    "derm",
+    "arthr",
+    "myel",
+    "cardi",
+    "gastr",
+    "oste",
+    "angi",
+    "pulmon",
+    "encephal",
+    "retin",
+    "thyr",
+    "pancreat",
+    "col",
+    "mening",
+    "vascul",
 )
 DISEASE_SUFFIXES = ("itis", "oma", "emia", "osis", "opathy", "algia", "plasia")
 EPONYMS = ("Varden", "Holtzer", "Kessing", "Marlow", "Tobrin", "Askell", "Fenwick", "Ruddle")
 DISEASE_MODIFIERS = ("chronic", "acute", "familial", "idiopathic", "juvenile", "progressive")
 GENE_HEADS = ("protein", "kinase", "receptor", "factor")
-CELL_TYPES = ("T cells", "B cells", "monocytes", "lymphocytes", "macrophages", "neutrophils",
-              "erythroid progenitors", "thymocytes")
+CELL_TYPES = (
+    "T cells",
+    "B cells",
+    "monocytes",
+    "lymphocytes",
+    "macrophages",
+    "neutrophils",
+    "erythroid progenitors",
+    "thymocytes",
+)
 CELL_LINE_NAMES = ("Torvak", "Melden", "Quarry", "Halvex", "Brisco", "Nandor")
 CANCERS = ("breast", "lung", "colon", "prostate", "liver", "gastric", "ovarian", "renal")
-FILLER_NOUNS = ("expression", "levels", "activity", "response", "patients", "cohort", "tissue",
-                "samples", "mice", "rats", "treatment", "therapy", "outcome", "analysis")
+FILLER_NOUNS = (
+    "expression",
+    "levels",
+    "activity",
+    "response",
+    "patients",
+    "cohort",
+    "tissue",
+    "samples",
+    "mice",
+    "rats",
+    "treatment",
+    "therapy",
+    "outcome",
+    "analysis",
+)
 
 
 def _gene_symbol(rng: random.Random) -> str:
@@ -98,7 +175,7 @@ def rna(rng: random.Random) -> list[str]:
 
 def cell_type(rng: random.Random) -> list[str]:
     words = rng.choice(CELL_TYPES).split()
-    return (["activated", *words] if rng.random() < 0.3 else words)
+    return ["activated", *words] if rng.random() < 0.3 else words
 
 
 def cell_line(rng: random.Random) -> list[str]:
@@ -106,8 +183,14 @@ def cell_line(rng: random.Random) -> list[str]:
 
 
 ENTITY_MAKERS = {
-    "chem": chemical, "dis": disease, "gene": gene, "protein": protein, "dna": dna, "rna": rna,
-    "cell_type": cell_type, "cell_line": cell_line,
+    "chem": chemical,
+    "dis": disease,
+    "gene": gene,
+    "protein": protein,
+    "dna": dna,
+    "rna": rna,
+    "cell_type": cell_type,
+    "cell_line": cell_line,
 }
 
 

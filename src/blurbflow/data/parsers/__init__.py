@@ -52,12 +52,16 @@ def parse_task(task: str, raw_root: Path) -> dict[str, pd.DataFrame]:
     try:
         parser = PARSERS[spec.parser]
     except KeyError:
-        raise NotImplementedError(f"task {task!r}: no parser {spec.parser!r}; parsers exist for "
-                                  f"{', '.join(sorted(PARSERS))}") from None
+        raise NotImplementedError(
+            f"task {task!r}: no parser {spec.parser!r}; parsers exist for "
+            f"{', '.join(sorted(PARSERS))}"
+        ) from None
     frames = parser(spec, Path(raw_root))
     expected = list(spec.kind.columns)
     for split in SPLITS:  # guard the contract every later step relies on
         if list(frames[split].columns) != expected:
-            raise RuntimeError(f"parser for {task} returned columns {list(frames[split].columns)} "
-                               f"for {split}, expected {expected}")
+            raise RuntimeError(
+                f"parser for {task} returned columns {list(frames[split].columns)} "
+                f"for {split}, expected {expected}"
+            )
     return frames

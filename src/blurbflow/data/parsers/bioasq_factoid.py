@@ -66,11 +66,19 @@ def read_factoid(path: Path, source: str) -> list[dict]:
         gold = synonyms(entry.get("exact_answer"))
         if not gold:
             raise DataFormatError.at(
-                path, line, f"question {qid}: exact_answer {entry.get('exact_answer')!r} "
-                "holds no answer text", FIX,
+                path,
+                line,
+                f"question {qid}: exact_answer {entry.get('exact_answer')!r} holds no answer text",
+                FIX,
             )
-        out.append({"id": qid, "question": body.strip(), "gold": gold,
-                    "snippets": [s["text"].strip() for s in snippets]})
+        out.append(
+            {
+                "id": qid,
+                "question": body.strip(),
+                "gold": gold,
+                "snippets": [s["text"].strip() for s in snippets],
+            }
+        )
     return out
 
 
@@ -90,16 +98,18 @@ def instances(question: dict, answerable_only: bool) -> list[dict]:
         hit = _find(context, question["gold"])
         if hit is None and answerable_only:
             continue
-        rows.append({
-            "id": f"{question['id']}_{k:03d}",
-            "question": question["question"],
-            "context": context,
-            "answer_texts": [] if hit is None else [hit[0]],
-            "answer_starts": [] if hit is None else [hit[1]],
-            "is_impossible": hit is None,
-            "question_id": question["id"],
-            "gold_answers": question["gold"],
-        })
+        rows.append(
+            {
+                "id": f"{question['id']}_{k:03d}",
+                "question": question["question"],
+                "context": context,
+                "answer_texts": [] if hit is None else [hit[0]],
+                "answer_starts": [] if hit is None else [hit[1]],
+                "is_impossible": hit is None,
+                "question_id": question["id"],
+                "gold_answers": question["gold"],
+            }
+        )
     return rows
 
 

@@ -23,8 +23,9 @@ def _score(path: Path, number: int, field: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 <= value <= 4:
-        raise DataFormatError.at(path, number, f"annotator score {field!r} is not a number 0-4",
-                                 redownload(SOURCE))
+        raise DataFormatError.at(
+            path, number, f"annotator score {field!r} is not a number 0-4", redownload(SOURCE)
+        )
     return value
 
 
@@ -34,20 +35,29 @@ def read_pairs(path: Path) -> dict[int, dict]:
         fields = line.split("\t")
         if number == 1:
             if fields[0].strip() != "sentence_id":
-                raise DataFormatError.at(path, 1, "missing the header line (sentence_id ...)",
-                                         redownload(SOURCE))
+                raise DataFormatError.at(
+                    path, 1, "missing the header line (sentence_id ...)", redownload(SOURCE)
+                )
             continue
         if len(fields) != 3 + ANNOTATORS:
             raise DataFormatError.at(
-                path, number,
+                path,
+                number,
                 f"expected {3 + ANNOTATORS} tab-separated columns (sentence_id, sentence_1, "
-                f"sentence_2, 5 annotator scores), found {len(fields)}", redownload(SOURCE))
+                f"sentence_2, 5 annotator scores), found {len(fields)}",
+                redownload(SOURCE),
+            )
         if not fields[0].strip().isdigit() or int(fields[0]) in pairs:
-            raise DataFormatError.at(path, number, f"bad or repeated sentence_id {fields[0]!r}",
-                                     redownload(SOURCE))
+            raise DataFormatError.at(
+                path, number, f"bad or repeated sentence_id {fields[0]!r}", redownload(SOURCE)
+            )
         scores = [_score(path, number, f) for f in fields[3:]]
-        pairs[int(fields[0])] = {"id": str(int(fields[0])), "text_a": fields[1].strip(),
-                                 "text_b": fields[2].strip(), "score": sum(scores) / len(scores)}
+        pairs[int(fields[0])] = {
+            "id": str(int(fields[0])),
+            "text_a": fields[1].strip(),
+            "text_b": fields[2].strip(),
+            "score": sum(scores) / len(scores),
+        }
     return pairs
 
 
@@ -58,7 +68,11 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     for split, ids in biosses_split_ids().items():
         missing = sorted(set(ids) - set(pairs))
         if missing:
-            raise DataFormatError.at(path, None, f"pairs {missing[:5]} of BLUE's {split} split "
-                                     "are missing", redownload(SOURCE))
+            raise DataFormatError.at(
+                path,
+                None,
+                f"pairs {missing[:5]} of BLUE's {split} split are missing",
+                redownload(SOURCE),
+            )
         frames[split] = make_frame(spec.type, split, [pairs[i] for i in sorted(ids)])
     return frames

@@ -32,13 +32,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError, redownload
 from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame
+from blurbflow.data.parsers.sentences import sentence_spans
 from blurbflow.tasks.registry import TaskSpec
 
 SOURCE = "chemprot"
@@ -81,9 +81,12 @@ def _fields(path: Path, number: int, line: str, columns: tuple[str, ...]) -> lis
     fields = line.split("\t")
     if len(fields) != len(columns):
         raise DataFormatError.at(
-            path, number,
+            path,
+            number,
             f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), "
-            f"found {len(fields)}", FIX)
+            f"found {len(fields)}",
+            FIX,
+        )
     return fields
 
 
@@ -104,8 +107,9 @@ def _offset(path: Path, number: int, value: str, what: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise DataFormatError.at(path, number, f"{what} offset {value!r} is not an integer",
-                                 FIX) from None
+        raise DataFormatError.at(
+            path, number, f"{what} offset {value!r} is not an integer", FIX
+        ) from None
 
 
 def read_entities(path: Path, texts: dict[str, str]) -> dict[str, dict[str, Entity]]:
@@ -115,48 +119,68 @@ def read_entities(path: Path, texts: dict[str, str]) -> dict[str, dict[str, Enti
     for number, line in iter_lines(path, SOURCE):
         pmid, entity_id, kind, start, end, mention = _fields(path, number, line, columns)
         if pmid not in texts:
-            raise DataFormatError.at(path, number,
-                                     f"PMID {pmid} is not in the abstracts file", FIX)
+            raise DataFormatError.at(path, number, f"PMID {pmid} is not in the abstracts file", FIX)
         if kind not in ENTITY_TYPES:
-            raise DataFormatError.at(path, number,
-                                     f"unknown entity type {kind!r}; expected one of "
-                                     f"{', '.join(ENTITY_TYPES)}", FIX)
+            raise DataFormatError.at(
+                path,
+                number,
+                f"unknown entity type {kind!r}; expected one of {', '.join(ENTITY_TYPES)}",
+                FIX,
+            )
         begin, finish = _offset(path, number, start, "start"), _offset(path, number, end, "end")
         text = texts[pmid]
         if not 0 <= begin < finish <= len(text):
             raise DataFormatError.at(
-                path, number,
+                path,
+                number,
                 f"offsets {begin}-{finish} lie outside the text of PMID {pmid} "
-                f"({len(text)} characters) or are empty", FIX)
+                f"({len(text)} characters) or are empty",
+                FIX,
+            )
         if text[begin:finish] != mention:
             raise DataFormatError.at(
-                path, number,
+                path,
+                number,
                 f"mention {mention!r} does not match the text at {begin}-{finish} of PMID {pmid} "
-                f"({text[begin:finish]!r})", FIX)
+                f"({text[begin:finish]!r})",
+                FIX,
+            )
         document = entities.setdefault(pmid, {})
         if entity_id in document:
-            raise DataFormatError.at(path, number,
-                                     f"entity {entity_id} of PMID {pmid} occurs twice", FIX)
+            raise DataFormatError.at(
+                path, number, f"entity {entity_id} of PMID {pmid} occurs twice", FIX
+            )
         document[entity_id] = Entity(entity_id, kind, begin, finish)
     return entities
 
 
-def _argument(path: Path, number: int, value: str, role: str, pmid: str,
-              entities: dict[str, dict[str, Entity]]) -> str:
+def _argument(
+    path: Path,
+    number: int,
+    value: str,
+    role: str,
+    pmid: str,
+    entities: dict[str, dict[str, Entity]],
+) -> str:
     prefix = f"{role}:"
     if not value.startswith(prefix):
-        raise DataFormatError.at(path, number,
-                                 f"argument {value!r} does not start with {prefix!r}", FIX)
-    entity_id = value[len(prefix):]
+        raise DataFormatError.at(
+            path, number, f"argument {value!r} does not start with {prefix!r}", FIX
+        )
+    entity_id = value[len(prefix) :]
     if entity_id not in entities.get(pmid, {}):
         raise DataFormatError.at(
-            path, number,
-            f"{role} {entity_id!r} is not an entity of PMID {pmid} in the entities file", FIX)
+            path,
+            number,
+            f"{role} {entity_id!r} is not an entity of PMID {pmid} in the entities file",
+            FIX,
+        )
     return entity_id
 
 
-def read_relations(path: Path, entities: dict[str, dict[str, Entity]], targets: tuple[str, ...],
-                   negative: str) -> dict[str, dict[tuple[str, str], str]]:
+def read_relations(
+    path: Path, entities: dict[str, dict[str, Entity]], targets: tuple[str, ...], negative: str
+) -> dict[str, dict[tuple[str, str], str]]:
     """PMID -> (Arg1, Arg2) -> label, read in file order so that the last line for a key wins.
 
     The label is the CPR group when the relation is flagged Y and the group is in `targets`,
@@ -167,43 +191,19 @@ def read_relations(path: Path, entities: dict[str, dict[str, Entity]], targets: 
     for number, line in iter_lines(path, SOURCE):
         pmid, group, flag, _, arg1, arg2 = _fields(path, number, line, columns)
         if not GROUP.fullmatch(group):
-            raise DataFormatError.at(path, number,
-                                     f"CPR group {group!r} is not of the form CPR:<n>", FIX)
+            raise DataFormatError.at(
+                path, number, f"CPR group {group!r} is not of the form CPR:<n>", FIX
+            )
         flag = flag.strip()
         if flag not in FLAGS:
             raise DataFormatError.at(path, number, f"flag {flag!r} is not Y or N", FIX)
-        key = (_argument(path, number, arg1, "Arg1", pmid, entities),
-               _argument(path, number, arg2, "Arg2", pmid, entities))
+        key = (
+            _argument(path, number, arg1, "Arg1", pmid, entities),
+            _argument(path, number, arg2, "Arg2", pmid, entities),
+        )
         label = group if flag == "Y" and group in targets else negative
         relations.setdefault(pmid, {})[key] = label
     return relations
-
-
-@lru_cache(maxsize=1)
-def sentence_tokenizer():
-    """NLTK's PunktSentenceTokenizer with the English Punkt parameters (no download needed)."""
-    from collections import defaultdict
-
-    import punkt.data.english as english
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-
-    params = PunktParameters()
-    params.abbrev_types = set(english.ABBREV_TYPES)
-    params.collocations = {tuple(pair) for pair in english.COLLOCATIONS}
-    params.sent_starters = set(english.SENT_STARTERS)
-    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of `text`: Punkt sentences, each further split on tabs."""
-    spans = []
-    for start, end in sentence_tokenizer().span_tokenize(text):
-        offset = start
-        for piece in text[start:end].split("\t"):
-            spans.append((offset, offset + len(piece)))
-            offset += len(piece) + 1
-    return spans
 
 
 def dummify(sentence: str, e1: tuple[int, int, str], e2: tuple[int, int, str]) -> str:
@@ -211,12 +211,17 @@ def dummify(sentence: str, e1: tuple[int, int, str], e2: tuple[int, int, str]) -
     markers, or both by `@CHEM-GENE$` when they overlap."""
     (s1, t1, m1), (s2, t2, m2) = e1, e2
     if t1 > s2:
-        return sentence[:s1] + MARKERS["overlap"] + sentence[max(t1, t2):]
+        return sentence[:s1] + MARKERS["overlap"] + sentence[max(t1, t2) :]
     return sentence[:s1] + m1 + sentence[t1:s2] + m2 + sentence[t2:]
 
 
-def document_instances(pmid: str, text: str, entities: dict[str, Entity],
-                       relations: dict[tuple[str, str], str], negative: str) -> Iterator[dict]:
+def document_instances(
+    pmid: str,
+    text: str,
+    entities: dict[str, Entity],
+    relations: dict[tuple[str, str], str],
+    negative: str,
+) -> Iterator[dict]:
     """The rows of one document: every chemical x gene pair inside one sentence."""
     for start, end in sentence_spans(text):
         inside = [e for e in entities.values() if start <= e.start and e.end <= end]
@@ -229,34 +234,47 @@ def document_instances(pmid: str, text: str, entities: dict[str, Entity],
             for gene in genes:
                 e1, e2 = (chemical, gene) if chemical.start < gene.start else (gene, chemical)
                 label = relations.get((e1.id, e2.id), relations.get((e2.id, e1.id), negative))
-                spans = [(e.start - start, e.end - start,
-                          MARKERS["chemical" if e.is_chemical else "gene"]) for e in (e1, e2)]
+                spans = [
+                    (
+                        e.start - start,
+                        e.end - start,
+                        MARKERS["chemical" if e.is_chemical else "gene"],
+                    )
+                    for e in (e1, e2)
+                ]
                 yield {
                     "id": f"{pmid}.{e1.id}.{e2.id}",
                     "text": dummify(sentence, spans[0], spans[1]),
                     "label": label,
                     "original_text": sentence,
-                    "e1_start": spans[0][0], "e1_end": spans[0][1],
-                    "e2_start": spans[1][0], "e2_end": spans[1][1],
-                    "e1_type": e1.type, "e2_type": e2.type,
+                    "e1_start": spans[0][0],
+                    "e1_end": spans[0][1],
+                    "e2_start": spans[1][0],
+                    "e2_end": spans[1][1],
+                    "e1_type": e1.type,
+                    "e2_type": e2.type,
                 }
 
 
-def parse_split(raw_root: Path, split: str, targets: tuple[str, ...],
-                negative: str) -> list[dict]:
+def parse_split(raw_root: Path, split: str, targets: tuple[str, ...], negative: str) -> list[dict]:
     paths = split_files(raw_root, split)
     texts = read_abstracts(paths["abstracts"])
     entities = read_entities(paths["entities"], texts)
     relations = read_relations(paths["relations"], entities, targets, negative)
     rows = []
     for pmid, text in texts.items():
-        rows.extend(document_instances(pmid, text, entities.get(pmid, {}),
-                                       relations.get(pmid, {}), negative))
+        rows.extend(
+            document_instances(
+                pmid, text, entities.get(pmid, {}), relations.get(pmid, {}), negative
+            )
+        )
     return rows
 
 
 def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     negative = spec.negative_label
     targets = tuple(label for label in spec.labels if label != negative)
-    return {split: make_frame(spec.type, split, parse_split(raw_root, split, targets, negative))
-            for split in SPLITS}
+    return {
+        split: make_frame(spec.type, split, parse_split(raw_root, split, targets, negative))
+        for split in SPLITS
+    }

@@ -38,16 +38,21 @@ def read_conll(path: Path, source: str) -> list[tuple[list[str], list[str]]]:
         fields = line.split("\t")
         if len(fields) != 2:
             raise DataFormatError.at(
-                path, number,
+                path,
+                number,
                 f"expected 2 tab-separated columns (token, tag), found {len(fields)}",
-                redownload(source))
+                redownload(source),
+            )
         token, tag = fields[0], fields[1].strip()
         if not token.strip():
             raise DataFormatError.at(path, number, "empty token", redownload(source))
         if not TAG.fullmatch(tag):
             raise DataFormatError.at(
-                path, number, f"unknown NER tag {tag!r} (expected O, B-<type> or I-<type>)",
-                redownload(source))
+                path,
+                number,
+                f"unknown NER tag {tag!r} (expected O, B-<type> or I-<type>)",
+                redownload(source),
+            )
         tokens.append(token)
         tags.append(tag[0])
     close_sentence()
@@ -59,7 +64,9 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     frames = {}
     for split, name in SPLIT_FILES.items():
         sentences = read_conll(raw_root / source / name, source)
-        rows = [{"id": f"{split}-{i}", "tokens": tokens, "tags": tags}
-                for i, (tokens, tags) in enumerate(sentences)]
+        rows = [
+            {"id": f"{split}-{i}", "tokens": tokens, "tags": tags}
+            for i, (tokens, tags) in enumerate(sentences)
+        ]
         frames[split] = make_frame(spec.type, split, rows)
     return frames

@@ -76,8 +76,11 @@ def split_files(raw_root: Path, split: str) -> list[str]:
         parts = PurePosixPath(name).parts
         if not name.endswith(".xml") or name.startswith("/") or ".." in parts or "\\" in name:
             raise DataFormatError.at(
-                path, number, f"entry {name!r} is not a relative path to a DDI .xml file",
-                redownload(INDEX))
+                path,
+                number,
+                f"entry {name!r} is not a relative path to a DDI .xml file",
+                redownload(INDEX),
+            )
         names.append(name)
     return names
 
@@ -87,23 +90,28 @@ def dummify(text: str, span1: tuple[int, int], span2: tuple[int, int]) -> str:
     they overlap."""
     (a1, b1), (a2, b2) = sorted([span1, span2])
     if a2 < b1:
-        return text[:a1] + OVERLAP + text[max(b1, b2):]
+        return text[:a1] + OVERLAP + text[max(b1, b2) :]
     return text[:a1] + DRUG + text[b1:a2] + DRUG + text[b2:]
 
 
 def _entity_span(path: Path, line: int, offset: str, text: str) -> tuple[int, int]:
     if not OFFSET.fullmatch(offset):
-        raise DataFormatError.at(path, line, f"charOffset {offset!r} is not 'a-b' or 'a-b;c-d'",
-                                 redownload(SOURCE))
+        raise DataFormatError.at(
+            path, line, f"charOffset {offset!r} is not 'a-b' or 'a-b;c-d'", redownload(SOURCE)
+        )
     bounds = [tuple(int(x) for x in part.split("-")) for part in offset.split(";")]
     if any(a > b for a, b in bounds):
-        raise DataFormatError.at(path, line, f"charOffset {offset!r} ends before it starts",
-                                 redownload(SOURCE))
+        raise DataFormatError.at(
+            path, line, f"charOffset {offset!r} ends before it starts", redownload(SOURCE)
+        )
     start, end = min(a for a, _ in bounds), max(b for _, b in bounds) + 1
     if end > len(text):
         raise DataFormatError.at(
-            path, line, f"charOffset {offset!r} runs past the sentence ({len(text)} characters)",
-            redownload(SOURCE))
+            path,
+            line,
+            f"charOffset {offset!r} runs past the sentence ({len(text)} characters)",
+            redownload(SOURCE),
+        )
     return start, end
 
 
@@ -162,8 +170,11 @@ def read_document(path: Path) -> list[Sentence]:
         parser.Parse(text, True)
     except expat.ExpatError as err:
         raise DataFormatError.at(
-            path, err.lineno, f"malformed XML ({expat.ErrorString(err.code)}, column "
-            f"{err.offset + 1})", redownload(SOURCE)) from None
+            path,
+            err.lineno,
+            f"malformed XML ({expat.ErrorString(err.code)}, column {err.offset + 1})",
+            redownload(SOURCE),
+        ) from None
     return sentences
 
 
@@ -188,16 +199,30 @@ def instances(path: Path, sentences: list[Sentence]) -> list[dict]:
                 entity = sentence.entities.get(ref)
                 if entity is None:
                     raise DataFormatError.at(
-                        path, pair.line, f"pair {pair.id} names entity {ref!r}, which is not "
-                        f"in sentence {sentence.id}", redownload(SOURCE))
+                        path,
+                        pair.line,
+                        f"pair {pair.id} names entity {ref!r}, which is not "
+                        f"in sentence {sentence.id}",
+                        redownload(SOURCE),
+                    )
                 entities.append(entity)
             first, second = sorted(entities, key=lambda e: e.start)  # stable: ties keep e1
-            rows.append({
-                "id": pair.id, "label": pair.label, "original_text": sentence.text,
-                "text": dummify(sentence.text, (first.start, first.end),
-                                (second.start, second.end)),
-                "e1_start": first.start, "e1_end": first.end, "e2_start": second.start,
-                "e2_end": second.end, "e1_type": first.type, "e2_type": second.type})
+            rows.append(
+                {
+                    "id": pair.id,
+                    "label": pair.label,
+                    "original_text": sentence.text,
+                    "text": dummify(
+                        sentence.text, (first.start, first.end), (second.start, second.end)
+                    ),
+                    "e1_start": first.start,
+                    "e1_end": first.end,
+                    "e2_start": second.start,
+                    "e2_end": second.end,
+                    "e1_type": first.type,
+                    "e2_type": second.type,
+                }
+            )
     return rows
 
 

@@ -18,8 +18,15 @@ LABELS = ("0", "1")
 TEST_HEADER = ["index", "sentence", "label"]
 FIX = "check the file is the BioBERT REdata GAD fold file (re-download the gad source)"
 # GAD has no entity spans or original text: the RE columns that other tasks fill stay empty.
-NO_SPANS = {"original_text": None, "e1_start": None, "e1_end": None, "e2_start": None,
-            "e2_end": None, "e1_type": None, "e2_type": None}
+NO_SPANS = {
+    "original_text": None,
+    "e1_start": None,
+    "e1_end": None,
+    "e2_start": None,
+    "e2_end": None,
+    "e1_type": None,
+    "e2_type": None,
+}
 
 
 def _rows(path: Path, columns: list[str], skip_header: bool) -> list[tuple[int, list[str]]]:
@@ -30,12 +37,14 @@ def _rows(path: Path, columns: list[str], skip_header: bool) -> list[tuple[int, 
             continue
         if len(fields) != len(columns):
             raise DataFormatError.at(
-                path, number,
+                path,
+                number,
                 f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), "
-                f"found {len(fields)}", FIX)
+                f"found {len(fields)}",
+                FIX,
+            )
         if fields[-1].strip() not in LABELS:
-            raise DataFormatError.at(path, number,
-                                     f"label {fields[-1]!r} is not one of 0, 1", FIX)
+            raise DataFormatError.at(path, number, f"label {fields[-1]!r} is not one of 0, 1", FIX)
         rows.append((number, [f.strip() for f in fields]))
     return rows
 
@@ -52,16 +61,20 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     train_rows = _rows(train_path, ["sentence", "label"], skip_header=False)
     if len(train_rows) <= train_lines:
         raise DataFormatError.at(
-            train_path, None,
+            train_path,
+            None,
             f"has {len(train_rows)} lines; BLURB takes the first {train_lines} as train and the "
-            "rest as dev, so it needs more", FIX)
+            "rest as dev, so it needs more",
+            FIX,
+        )
     test_rows = _rows(folder / "test.tsv", TEST_HEADER, skip_header=True)
     # Ids keep the origin: train/dev by line of train.tsv, test by its index column.
     return {
-        "train": make_frame(spec.type, "train", [
-            _record(f"train-{n}", f) for n, f in train_rows[:train_lines]]),
-        "dev": make_frame(spec.type, "dev", [
-            _record(f"dev-{n}", f) for n, f in train_rows[train_lines:]]),
-        "test": make_frame(spec.type, "test", [
-            _record(f"test-{f[0]}", f) for _, f in test_rows]),
+        "train": make_frame(
+            spec.type, "train", [_record(f"train-{n}", f) for n, f in train_rows[:train_lines]]
+        ),
+        "dev": make_frame(
+            spec.type, "dev", [_record(f"dev-{n}", f) for n, f in train_rows[train_lines:]]
+        ),
+        "test": make_frame(spec.type, "test", [_record(f"test-{f[0]}", f) for _, f in test_rows]),
     }

@@ -39,8 +39,12 @@ def _conll(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, dict]]:
             continue
         fields = line.split("\t")
         if len(fields) != 2:
-            raise DataFormatError.at(path, number, f"expected token<TAB>tag, found {len(fields)} "
-                                     "tab-separated columns", FIX)
+            raise DataFormatError.at(
+                path,
+                number,
+                f"expected token<TAB>tag, found {len(fields)} tab-separated columns",
+                FIX,
+            )
         tokens.append(fields[0])
         tags.append(fields[1].strip())
     if tokens:
@@ -55,8 +59,12 @@ def _tsv(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, dict]]:
             header = fields
             continue
         if len(fields) != len(header):
-            raise DataFormatError.at(path, number, f"{len(fields)} tab-separated fields, the "
-                                     f"header has {len(header)}", FIX)
+            raise DataFormatError.at(
+                path,
+                number,
+                f"{len(fields)} tab-separated fields, the header has {len(header)}",
+                FIX,
+            )
         yield number, dict(zip(header, fields, strict=True))
 
 
@@ -77,14 +85,19 @@ def _hub(spec: TaskSpec, split: str) -> Iterator[tuple[int | None, dict]]:
     from datasets import load_dataset
 
     dataset = spec.data["dataset"]
-    rows = load_dataset(dataset["path"], dataset.get("name"), revision=dataset["revision"],
-                        split=dataset["splits"][split])
+    rows = load_dataset(
+        dataset["path"],
+        dataset.get("name"),
+        revision=dataset["revision"],
+        split=dataset["splits"][split],
+    )
     for number, row in enumerate(rows, start=1):
         yield number, dict(row)
 
 
 def _value(spec: TaskSpec, column: str, raw, where, number):
     """A file's value as the prepared column holds it, checked against the task's labels."""
+
     def bad(problem: str):
         return DataFormatError.at(where, number, f"{column}: {problem}", FIX)
 
@@ -105,8 +118,9 @@ def _value(spec: TaskSpec, column: str, raw, where, number):
         raise bad(f"{', '.join(unknown)} not among the task's labels ({', '.join(spec.labels)})")
     if column in ("tokens", "tags", "labels"):
         return [str(x) for x in raw]
-    return str(raw) if column in ("label", "text", "text_a", "text_b", "question", "context") \
-        else raw
+    return (
+        str(raw) if column in ("label", "text", "text_a", "text_b", "question", "context") else raw
+    )
 
 
 def _row(spec: TaskSpec, record: dict, split: str, index: int, where, number) -> dict:
@@ -119,11 +133,17 @@ def _row(spec: TaskSpec, record: dict, split: str, index: int, where, number) ->
         elif column in OPTIONAL:
             row[column] = OPTIONAL[column]
         else:
-            raise DataFormatError.at(where, number, f"no {name!r} field (the {column} column); "
-                                     f"map it with tasks.{spec.name}.columns.{column}", FIX)
+            raise DataFormatError.at(
+                where,
+                number,
+                f"no {name!r} field (the {column} column); "
+                f"map it with tasks.{spec.name}.columns.{column}",
+                FIX,
+            )
     if "tokens" in row and len(row["tokens"]) != len(row["tags"]):
-        raise DataFormatError.at(where, number, f"{len(row['tokens'])} tokens but "
-                                 f"{len(row['tags'])} tags", FIX)
+        raise DataFormatError.at(
+            where, number, f"{len(row['tokens'])} tokens but {len(row['tags'])} tags", FIX
+        )
     if spec.kind.inputs == "text" and row.get("sentences", 0) is None:
         row["sentences"] = [row["text"]]  # one "sentence": the whole document
         row["sentence_labels"] = [row["labels"]]
@@ -144,8 +164,10 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
         else:
             where = Path(spec.data["files"][split])
             records = READERS[fmt](spec, where)
-        rows = [_row(spec, record, split, i, where, number)
-                for i, (number, record) in enumerate(records)]
+        rows = [
+            _row(spec, record, split, i, where, number)
+            for i, (number, record) in enumerate(records)
+        ]
         if not rows:
             raise DataFormatError.at(where, None, f"no instances in the {split} split", FIX)
         frames[split] = make_frame(spec.type, split, rows)

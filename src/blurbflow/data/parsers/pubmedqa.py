@@ -37,8 +37,12 @@ def _record(path: Path, pmid: str, entry) -> dict:
         raise bad("CONTEXTS must be a list of strings")
     if entry.get("final_decision") not in DECISIONS:
         raise bad(f"final_decision {entry.get('final_decision')!r} is not yes, no or maybe")
-    return {"id": pmid, "question": question.strip(),
-            "context": " ".join(c.strip() for c in contexts), "label": entry["final_decision"]}
+    return {
+        "id": pmid,
+        "question": question.strip(),
+        "context": " ".join(c.strip() for c in contexts),
+        "label": entry["final_decision"],
+    }
 
 
 def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
@@ -47,21 +51,31 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     data, truth = read_json(data_path, SOURCE), read_json(truth_path, SOURCE)
     for path, obj in ((data_path, data), (truth_path, truth)):
         if not isinstance(obj, dict):
-            raise DataFormatError.at(path, 1, "expected a JSON object keyed by PMID",
-                                     redownload(SOURCE))
+            raise DataFormatError.at(
+                path, 1, "expected a JSON object keyed by PMID", redownload(SOURCE)
+            )
     records = {pmid: _record(data_path, pmid, entry) for pmid, entry in data.items()}
     dev = pubmedqa_fold0_dev_pmids()
     for pmid in [*truth, *dev]:
         if pmid not in records:
-            raise DataFormatError.at(data_path, None, f"PMID {pmid} of the test or fold-0 dev "
-                                     "split is missing", redownload(SOURCE))
+            raise DataFormatError.at(
+                data_path,
+                None,
+                f"PMID {pmid} of the test or fold-0 dev split is missing",
+                redownload(SOURCE),
+            )
     overlap = sorted(set(truth) & set(dev))
     if overlap:
-        raise DataFormatError.at(truth_path, line_of(read_text(truth_path, SOURCE), overlap[0]),
-                                 f"test PMID {overlap[0]} is also a fold-0 dev PMID",
-                                 redownload(SOURCE))
+        raise DataFormatError.at(
+            truth_path,
+            line_of(read_text(truth_path, SOURCE), overlap[0]),
+            f"test PMID {overlap[0]} is also a fold-0 dev PMID",
+            redownload(SOURCE),
+        )
     splits = {"test": list(truth), "dev": dev}
     held_out = set(truth) | set(dev)
     splits["train"] = [pmid for pmid in records if pmid not in held_out]
-    return {split: make_frame(spec.type, split, [records[p] for p in splits[split]])
-            for split in ("train", "dev", "test")}
+    return {
+        split: make_frame(spec.type, split, [records[p] for p in splits[split]])
+        for split in ("train", "dev", "test")
+    }
