@@ -198,7 +198,7 @@ def clean_incomplete(cache_dir: Path, hub_id: str, older_than_s: float = STALE_I
 
 def prefetch_model(
     hub_id: str,
-    cache_dir: Path,
+    cache_dir: str | Path,
     revision: str | None = None,
     *,
     endpoint: str | None = None,

@@ -49,48 +49,50 @@ def crichton(name: str, folder: str, train: str, devel: str, test: str) -> Sourc
     )
 
 
+# The pinned digest (see above) of each file of the NER corpora BLURB takes from Crichton et al.
+CRICHTON_PINS = """
+0a044afcb5e3ff7fe18144af6dd24d934022dfda9de2402f4333e2b20188a008  BC5CDR-chem-IOB/train.tsv
+02eb8daf2c643b5d423b1a871522f9e66dff0abfcf37276b4909412d72f0af82  BC5CDR-chem-IOB/devel.tsv
+6a50087fd47314f92174bf36199053e30f46b059ca6618c9bf8c26e3ab878eee  BC5CDR-chem-IOB/test.tsv
+2d6ddd52fd05280d55f11c9cb35484e31a414ad7cf8667a996563aba6efe1692  BC5CDR-disease-IOB/train.tsv
+601a6fa7332a9f09b69ff34c55ed9c6e7bb8abf6f70beca39c54d4b61bdb267f  BC5CDR-disease-IOB/devel.tsv
+0c4d44f7b7ff06e93e1117d7bd6389aef10a7baa5db41de995d01802c4d6e4bd  BC5CDR-disease-IOB/test.tsv
+2ae6e98a7201ece76ebf687bf3c7a3ca5892233a63f6c5a576520aad3b008ad3  NCBI-disease-IOB/train.tsv
+7b6b45a23cbac2eff245840e3d9e94cfd632827a5d17afd573f624cdaa91350f  NCBI-disease-IOB/devel.tsv
+9c4ff4a20672d7da0e5877bbf7875ad8b92e36f0ee9d2cdad5a728d7f0ff3241  NCBI-disease-IOB/test.tsv
+1546d44e133c8b7e7bef0eb4fdf8120324f627f8bc03706cf06d07d1612ad99f  BC2GM-IOB/train.tsv
+956581fd40e34579af5300f3cdc650117c0616549d82798a0b16e3aedb2a9ced  BC2GM-IOB/devel.tsv
+d741434b6b2416fe31b3130a3273ae8fb0da022c6f57c925d954f47dd5e64a6b  BC2GM-IOB/test.tsv
+8dfa29b19252af8962725eb651503944362b99c329729d5d9499eab4b2d8e724  JNLPBA/train.tsv
+6b10200124e350a5daaeb9c81a85aa25fbd404b6420ed9e3d27dae8f331178fd  JNLPBA/devel.tsv
+c27e85983c75b949673710c37d138c06137e35ff985cb7b419bedd185f8a0f7c  JNLPBA/test.tsv
+"""
+CRICHTON_DIGESTS = {
+    path: digest for digest, path in map(str.split, CRICHTON_PINS.strip().splitlines())
+}
+
+
+def _ner(name: str, folder: str, size: int) -> TaskSpec:
+    """A BLURB NER task: one corpus of Crichton et al.'s collection, tags collapsed to B/I/O."""
+    files = ("train.tsv", "devel.tsv", "test.tsv")
+    digests = (CRICHTON_DIGESTS[f"{folder}/{file}"] for file in files)
+    return TaskSpec(
+        name=name,
+        type="ner",
+        labels=NER_LABELS,
+        parser="conll",
+        size=size,
+        raw=(crichton(name, folder, *digests),),
+    )
+
+
 # fmt: off
 ENTRIES: list[TaskSpec] = [
-    TaskSpec(
-        name="bc5chem", type="ner", labels=NER_LABELS, parser="conll", size=4560,
-        raw=(crichton(
-            "bc5chem", "BC5CDR-chem-IOB",
-            "0a044afcb5e3ff7fe18144af6dd24d934022dfda9de2402f4333e2b20188a008",
-            "02eb8daf2c643b5d423b1a871522f9e66dff0abfcf37276b4909412d72f0af82",
-            "6a50087fd47314f92174bf36199053e30f46b059ca6618c9bf8c26e3ab878eee"),),
-    ),
-    TaskSpec(
-        name="bc5disease", type="ner", labels=NER_LABELS, parser="conll", size=4560,
-        raw=(crichton(
-            "bc5disease", "BC5CDR-disease-IOB",
-            "2d6ddd52fd05280d55f11c9cb35484e31a414ad7cf8667a996563aba6efe1692",
-            "601a6fa7332a9f09b69ff34c55ed9c6e7bb8abf6f70beca39c54d4b61bdb267f",
-            "0c4d44f7b7ff06e93e1117d7bd6389aef10a7baa5db41de995d01802c4d6e4bd"),),
-    ),
-    TaskSpec(
-        name="ncbidisease", type="ner", labels=NER_LABELS, parser="conll", size=5424,
-        raw=(crichton(
-            "ncbidisease", "NCBI-disease-IOB",
-            "2ae6e98a7201ece76ebf687bf3c7a3ca5892233a63f6c5a576520aad3b008ad3",
-            "7b6b45a23cbac2eff245840e3d9e94cfd632827a5d17afd573f624cdaa91350f",
-            "9c4ff4a20672d7da0e5877bbf7875ad8b92e36f0ee9d2cdad5a728d7f0ff3241"),),
-    ),
-    TaskSpec(
-        name="bc2gm", type="ner", labels=NER_LABELS, parser="conll", size=12574,
-        raw=(crichton(
-            "bc2gm", "BC2GM-IOB",
-            "1546d44e133c8b7e7bef0eb4fdf8120324f627f8bc03706cf06d07d1612ad99f",
-            "956581fd40e34579af5300f3cdc650117c0616549d82798a0b16e3aedb2a9ced",
-            "d741434b6b2416fe31b3130a3273ae8fb0da022c6f57c925d954f47dd5e64a6b"),),
-    ),
-    TaskSpec(
-        name="jnlpba", type="ner", labels=NER_LABELS, parser="conll", size=18607,
-        raw=(crichton(
-            "jnlpba", "JNLPBA",
-            "8dfa29b19252af8962725eb651503944362b99c329729d5d9499eab4b2d8e724",
-            "6b10200124e350a5daaeb9c81a85aa25fbd404b6420ed9e3d27dae8f331178fd",
-            "c27e85983c75b949673710c37d138c06137e35ff985cb7b419bedd185f8a0f7c"),),
-    ),
+    _ner("bc5chem", "BC5CDR-chem-IOB", 4560),
+    _ner("bc5disease", "BC5CDR-disease-IOB", 4560),
+    _ner("ncbidisease", "NCBI-disease-IOB", 5424),
+    _ner("bc2gm", "BC2GM-IOB", 12574),
+    _ner("jnlpba", "JNLPBA", 18607),
     TaskSpec(
         name="ebmpico", type="pico", labels=PICO_LABELS, parser="ebmpico", size=33000,
         raw=(Source(name="ebmnlp",

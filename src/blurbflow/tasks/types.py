@@ -95,39 +95,30 @@ class TaskType:
 
 
 _RE_COLUMNS = ("original_text", "e1_start", "e1_end", "e2_start", "e2_end", "e1_type", "e2_type")
+# What the word-tagging types have in common, and the single-label classification types.
+_TAGGING = {
+    "columns": ("id", "split", "tokens", "tags"),
+    "inputs": "words",
+    "target": "tags",
+    "input_options": ("tagging",),
+}
+_SINGLE_LABEL = {"target": "label", "stats": _label_stats}
 
 # BLURB's six in the papers' order first: tables and the BLURB score list types in this order.
 TYPES: dict[str, TaskType] = {
     t.name: t
     for t in [
-        TaskType(
-            name="ner",
-            columns=("id", "split", "tokens", "tags"),
-            inputs="words",
-            target="tags",
-            input_options=("tagging",),
-            metrics=("entity_f1",),
-            stats=_ner_stats,
-        ),
-        TaskType(
-            name="pico",
-            columns=("id", "split", "tokens", "tags"),
-            inputs="words",
-            target="tags",
-            input_options=("tagging",),
-            metrics=("pico_macro_f1",),
-            stats=_pico_stats,
-        ),
+        TaskType(name="ner", metrics=("entity_f1",), stats=_ner_stats, **_TAGGING),
+        TaskType(name="pico", metrics=("pico_macro_f1",), stats=_pico_stats, **_TAGGING),
         # re: `text` has the entities replaced by placeholders; `original_text` with the e1/e2
         # character spans (e1 first) lets marker inputs be built; None where the source has none
         TaskType(
             name="re",
             columns=("id", "split", "text", "label", *_RE_COLUMNS),
             inputs="entities",
-            target="label",
             input_options=("re_input",),
             metrics=("micro_f1", "positive_f1", "accuracy", "macro_f1"),
-            stats=_label_stats,
+            **_SINGLE_LABEL,
         ),
         TaskType(
             name="sts",
@@ -149,20 +140,18 @@ TYPES: dict[str, TaskType] = {
             name="qa",
             columns=("id", "split", "question", "context", "label"),
             inputs="question",
-            target="label",
             input_options=("segment_ids",),
             metrics=("accuracy", "macro_f1"),
-            stats=_label_stats,
+            **_SINGLE_LABEL,
         ),
         # Beyond BLURB: single-label text classification (users' own corpora).
         TaskType(
             name="cls",
             columns=("id", "split", "text", "label"),
             inputs="text",
-            target="label",
             metrics=("accuracy", "macro_f1", "micro_f1"),
-            stats=_label_stats,
             blurb=False,
+            **_SINGLE_LABEL,
         ),
     ]
 }

@@ -125,8 +125,6 @@ def setup(
     cell_dir.mkdir(parents=True, exist_ok=True)
     if identity is None:
         identity = cell_identity(settings, encoded, data)
-    # a checkpoint resumes only for the same options and the same model, tokens and data
-    key = options_json({"options": options, "identity": identity})
     tagged = spec.kind.token_level
     return Run(
         name=name,
@@ -136,7 +134,8 @@ def setup(
         train=train,
         cell_dir=cell_dir,
         identity=identity,
-        key=key,
+        # a checkpoint resumes only for the same options and the same model, tokens and data
+        key=options_json({"options": options, "identity": identity}),
         model=model,
         optimizer=optimizer,
         scheduler=scheduler,

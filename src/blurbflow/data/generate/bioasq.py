@@ -20,8 +20,7 @@ from blurbflow.data.generate.vocab import (
     capitalize_first,
     chemical,
     detokenize,
-    disease,
-    gene,
+    mentions,
     source_rng,
     synthetic_pmids,
 )
@@ -79,11 +78,7 @@ def bioasq_split_ids() -> dict[str, list[str]]:
 
 
 def _fill(rng: random.Random) -> dict[str, str]:
-    return {
-        "gene": detokenize(gene(rng)),
-        "chem": detokenize(chemical(rng)),
-        "dis": detokenize(disease(rng)),
-    }
+    return mentions(rng, "gene", "chem", "dis")
 
 
 def _snippets(rng: random.Random, texts: list[str], pmids: list[str]) -> list[dict]:
@@ -150,7 +145,8 @@ def _other(rng: random.Random, qid: str, pmids: list[str]) -> dict:
     return entry
 
 
-def _write(path: Path, questions: list[dict]) -> None:
+def write_questions(path: Path, questions: list[dict]) -> None:
+    """A BioASQ question file: `{"questions": [...]}`, indented as the real ones."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"questions": questions}, indent=2) + "\n", encoding="utf-8")
 
@@ -162,7 +158,7 @@ def generate(out_dir: Path, seed: int) -> None:
     train = [_yesno(rng, qid, pmids) for qid in ids["train"] + ids["dev"]]
     train += [_other(rng, qid, pmids) for qid in _ids("train-other", OTHER_TRAIN)]
     rng.shuffle(train)
-    _write(out_dir / TRAIN_FILE, train)
+    write_questions(out_dir / TRAIN_FILE, train)
     others = _ids("test-other", BATCHES * OTHER_PER_BATCH)
     per_batch = -(-SPLIT_SIZES["test"] // BATCHES)
     for batch in range(BATCHES):
@@ -175,4 +171,4 @@ def generate(out_dir: Path, seed: int) -> None:
             for qid in others[batch * OTHER_PER_BATCH : (batch + 1) * OTHER_PER_BATCH]
         ]
         rng.shuffle(questions)
-        _write(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)
+        write_questions(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)

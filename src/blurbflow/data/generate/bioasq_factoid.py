@@ -12,10 +12,10 @@ Yes/no and summary questions are mixed in and must be dropped. Deterministic in 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from pathlib import Path
 
+from blurbflow.data.generate.bioasq import TEST_DIR, TRAIN_FILE, write_questions
 from blurbflow.data.generate.squad import BACKGROUND, FACTS, MAKERS
 from blurbflow.data.generate.vocab import (
     capitalize_first,
@@ -24,8 +24,6 @@ from blurbflow.data.generate.vocab import (
     synthetic_pmids,
 )
 
-TRAIN_FILE = "BioASQ-training7b/trainining7b.json"  # sic
-TEST_DIR = "Task7BGoldenEnriched"
 SIZES = {"train": 400, "test": 100}  # factoid questions; the test ones over 5 golden batches
 BATCHES, OTHERS_PER_FILE = 5, 6
 
@@ -99,11 +97,6 @@ def _other(rng: random.Random, qid: str, pmids: list[str]) -> dict:
     return entry
 
 
-def _write(path: Path, questions: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"questions": questions}, indent=2) + "\n", encoding="utf-8")
-
-
 def generate(out_dir: Path, seed: int) -> None:
     rng = source_rng("bioasq-factoid", seed)
     pmids = synthetic_pmids("bioasq-factoid-docs", 600)
@@ -114,7 +107,7 @@ def generate(out_dir: Path, seed: int) -> None:
     ]
     train += [_other(rng, _qid("train-other", i), pmids) for i in range(OTHERS_PER_FILE)]
     rng.shuffle(train)
-    _write(out_dir / TRAIN_FILE, train)
+    write_questions(out_dir / TRAIN_FILE, train)
     per_batch = SIZES["test"] // BATCHES
     for batch in range(BATCHES):
         questions = [
@@ -125,4 +118,4 @@ def generate(out_dir: Path, seed: int) -> None:
             _other(rng, _qid(f"test-other-{batch}", i), pmids) for i in range(OTHERS_PER_FILE)
         ]
         rng.shuffle(questions)
-        _write(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)
+        write_questions(out_dir / TEST_DIR / f"7B{batch + 1}_golden.json", questions)

@@ -79,11 +79,19 @@ def _rel(group: str, kind: str, chem: str = "C", gene_slot: str = "G", flag: str
     return (group, flag, kind, chem, gene_slot)
 
 
+def _each(*texts: str, relation: Relation | None = None, weight: float = 1.0) -> list[Template]:
+    """Templates that differ only in their text (the same relation, the same weight)."""
+    return [Template(text, (relation,) if relation else (), weight) for text in texts]
+
+
 TEMPLATES = (
     # CPR:4 inhibition
-    Template("{C} inhibits {G} in {cells}.", (_rel("CPR:4", "INHIBITOR"),)),
-    Template("{C} potently inhibited {G} activity (IC50 = {n} nM).", (_rel("CPR:4", "INHIBITOR"),)),
-    Template("{G} activity was blocked by {C} in {cells}.", (_rel("CPR:4", "INHIBITOR"),)),
+    *_each(
+        "{C} inhibits {G} in {cells}.",
+        "{C} potently inhibited {G} activity (IC50 = {n} nM).",
+        "{G} activity was blocked by {C} in {cells}.",
+        relation=_rel("CPR:4", "INHIBITOR"),
+    ),
     Template(
         "{C}, given s.c., suppressed {G} in {species}.", (_rel("CPR:4", "INDIRECT-DOWNREGULATOR"),)
     ),
@@ -102,19 +110,26 @@ TEMPLATES = (
         (_rel("CPR:3", "ACTIVATOR"), _rel("CPR:3", "ACTIVATOR", "C2")),
     ),
     # CPR:5 agonist
-    Template("{C} is a selective agonist of {G}.", (_rel("CPR:5", "AGONIST"),)),
-    Template("{C} acts as a full agonist at {G} in {cells}.", (_rel("CPR:5", "AGONIST"),)),
+    *_each(
+        "{C} is a selective agonist of {G}.",
+        "{C} acts as a full agonist at {G} in {cells}.",
+        relation=_rel("CPR:5", "AGONIST"),
+    ),
     # CPR:6 antagonist
-    Template("{C} is a competitive antagonist of {G}.", (_rel("CPR:6", "ANTAGONIST"),)),
-    Template(
-        "{G} responses were antagonized by {C} ({n} mg/kg s.c.).", (_rel("CPR:6", "ANTAGONIST"),)
+    *_each(
+        "{C} is a competitive antagonist of {G}.",
+        "{G} responses were antagonized by {C} ({n} mg/kg s.c.).",
+        relation=_rel("CPR:6", "ANTAGONIST"),
     ),
     Template(
         "{C} is an antagonist of the {N} in {cells}.", (_rel("CPR:6", "ANTAGONIST", "C", "N"),)
     ),
     # CPR:9 substrate / product
-    Template("{C} is a substrate of {G}.", (_rel("CPR:9", "SUBSTRATE"),)),
-    Template("{G} metabolizes {C} in human liver microsomes.", (_rel("CPR:9", "SUBSTRATE"),)),
+    *_each(
+        "{C} is a substrate of {G}.",
+        "{G} metabolizes {C} in human liver microsomes.",
+        relation=_rel("CPR:9", "SUBSTRATE"),
+    ),
     Template("{C} is formed from its precursor by {G}.", (_rel("CPR:9", "PRODUCT-OF"),)),
     # a relation and a negative pair in one sentence
     Template(
@@ -122,9 +137,12 @@ TEMPLATES = (
         (_rel("CPR:4", "INHIBITOR"), _rel("CPR:10", "NOT", "C", "G2", "N")),
     ),
     # pairs without a relation
-    Template("{C} and {G} were measured in {n} patients.", weight=3.0),
-    Template("The levels of {G} were similar in {C}-treated vs. untreated {species}.", weight=3.0),
-    Template("{G} expression was determined before {C} treatment.", weight=3.0),
+    *_each(
+        "{C} and {G} were measured in {n} patients.",
+        "The levels of {G} were similar in {C}-treated vs. untreated {species}.",
+        "{G} expression was determined before {C} treatment.",
+        weight=3.0,
+    ),
     Template("Dr. {eponym} compared {C} with {G} in {cancer} tissue.", weight=2.0),
     # N-flagged relations: `false` in BLURB
     Template(

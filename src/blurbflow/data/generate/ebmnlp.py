@@ -21,6 +21,7 @@ from blurbflow.data.generate.vocab import (
     detokenize,
     disease,
     source_rng,
+    split_in_order,
     synthetic_pmids,
 )
 
@@ -76,12 +77,7 @@ CLOSING = (
 
 def ebmnlp_split_pmids() -> dict[str, list[str]]:
     """BLURB's split lists: PMIDs per split, train then dev then test (seed-independent)."""
-    pmids = synthetic_pmids("ebmnlp", sum(SPLIT_SIZES.values()))
-    out, start = {}, 0
-    for split, size in SPLIT_SIZES.items():
-        out[split] = pmids[start : start + size]
-        start += size
-    return out
+    return split_in_order(synthetic_pmids("ebmnlp", sum(SPLIT_SIZES.values())), SPLIT_SIZES)
 
 
 def _fill(rng: random.Random, template: str) -> list[str]:

@@ -12,57 +12,40 @@ from pathlib import Path
 from blurbflow.data.generate.vocab import (
     CANCERS,
     capitalize_first,
-    chemical,
-    gene,
+    mentions,
     source_rng,
+    split_in_order,
     synthetic_pmids,
 )
 
 ROOT = "Hallmarks-of-Cancer-master"
 SPLIT_SIZES = {"train": 1295, "dev": 186, "test": 371}  # abstracts, in BLURB's index lists
 
-# hallmark (as written in the labels files) -> (subcategory, keywords)
+# hallmark (as written in the labels files) -> the subcategory its labels name
 HALLMARKS = {
-    "Activating invasion and metastasis": (
-        "Invasion",
-        ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition"),
-    ),
-    "Avoiding immune destruction": (
-        "Immune response",
-        ("immune evasion", "immunosuppression", "T cell infiltration"),
-    ),
-    "Cellular energetics": (
-        "Glycolysis",
-        ("glycolysis", "Warburg effect", "glucose uptake", "lactate production"),
-    ),
-    "Enabling replicative immortality": (
-        "Telomerase",
-        ("telomerase", "telomere length", "immortalization"),
-    ),
-    "Evading growth suppressors": (
-        "Cell cycle",
-        ("cell cycle arrest", "tumor suppressor", "CDK inhibitor"),
-    ),
-    "Genomic instability and mutation": (
-        "DNA damage",
-        ("DNA damage", "chromosomal instability", "DNA repair", "mutation rate"),
-    ),
-    "Inducing angiogenesis": (
-        "Angiogenic factors",
-        ("angiogenesis", "VEGF secretion", "microvessel density"),
-    ),
-    "Resisting cell death": (
-        "Apoptosis",
-        ("apoptosis", "caspase activation", "anoikis", "cell death"),
-    ),
-    "Sustaining proliferative signaling": (
-        "Receptors",
-        ("proliferation", "growth factor signaling", "mitogenic signaling"),
-    ),
-    "Tumor promoting inflammation": (
-        "Inflammatory mediators",
-        ("inflammation", "cytokine release", "macrophage recruitment"),
-    ),
+    "Activating invasion and metastasis": "Invasion",
+    "Avoiding immune destruction": "Immune response",
+    "Cellular energetics": "Glycolysis",
+    "Enabling replicative immortality": "Telomerase",
+    "Evading growth suppressors": "Cell cycle",
+    "Genomic instability and mutation": "DNA damage",
+    "Inducing angiogenesis": "Angiogenic factors",
+    "Resisting cell death": "Apoptosis",
+    "Sustaining proliferative signaling": "Receptors",
+    "Tumor promoting inflammation": "Inflammatory mediators",
+}
+# subcategory -> keywords: a sentence carries the hallmark when it mentions one of them
+KEYWORDS = {
+    "Invasion": ("metastasis", "invasion", "cell migration", "epithelial-mesenchymal transition"),
+    "Immune response": ("immune evasion", "immunosuppression", "T cell infiltration"),
+    "Glycolysis": ("glycolysis", "Warburg effect", "glucose uptake", "lactate production"),
+    "Telomerase": ("telomerase", "telomere length", "immortalization"),
+    "Cell cycle": ("cell cycle arrest", "tumor suppressor", "CDK inhibitor"),
+    "DNA damage": ("DNA damage", "chromosomal instability", "DNA repair", "mutation rate"),
+    "Angiogenic factors": ("angiogenesis", "VEGF secretion", "microvessel density"),
+    "Apoptosis": ("apoptosis", "caspase activation", "anoikis", "cell death"),
+    "Receptors": ("proliferation", "growth factor signaling", "mitogenic signaling"),
+    "Inflammatory mediators": ("inflammation", "cytokine release", "macrophage recruitment"),
 }
 # Rough frequencies of the real corpus: proliferation and cell death are the common hallmarks.
 WEIGHTS = (6, 2, 2, 2, 3, 7, 3, 8, 9, 4)
@@ -85,8 +68,7 @@ NEUTRAL = (
 
 def _sentence(rng: random.Random, hallmarks: list[str]) -> str:
     fill = {
-        "gene": " ".join(gene(rng)),
-        "chem": " ".join(chemical(rng)),
+        **mentions(rng, "gene", "chem", join=" ".join),
         "cancer": rng.choice(CANCERS),
         "n": str(rng.randint(5, 300)),
         "year": str(rng.randint(1990, 2005)),
@@ -94,7 +76,7 @@ def _sentence(rng: random.Random, hallmarks: list[str]) -> str:
     }
     if not hallmarks:
         return capitalize_first(rng.choice(NEUTRAL).format(**fill))
-    keywords = [rng.choice(HALLMARKS[h][1]) for h in hallmarks]
+    keywords = [rng.choice(KEYWORDS[HALLMARKS[h]]) for h in hallmarks]
     template = rng.choice(LABELLED[-1:] if len(keywords) == 2 else LABELLED[:-1])
     return capitalize_first(template.format(kw=keywords[0], kw2=keywords[-1], **fill))
 
@@ -102,7 +84,7 @@ def _sentence(rng: random.Random, hallmarks: list[str]) -> str:
 def _chunk(rng: random.Random, hallmarks: list[str]) -> str:
     if not hallmarks:
         return "NULL" if rng.random() < 0.03 else " "
-    labels = [f"{h}--{HALLMARKS[h][0]}" for h in hallmarks]
+    labels = [f"{h}--{HALLMARKS[h]}" for h in hallmarks]
     joiner = " AND " if rng.random() < 0.6 else " AND"  # the real files mix both spellings
     return joiner.join(labels)
 
@@ -126,12 +108,7 @@ def hoc_pmids() -> list[str]:
 
 
 def hoc_split_pmids() -> dict[str, list[str]]:
-    pmids = hoc_pmids()
-    out, start = {}, 0
-    for split, size in SPLIT_SIZES.items():
-        out[split] = pmids[start : start + size]
-        start += size
-    return out
+    return split_in_order(hoc_pmids(), SPLIT_SIZES)
 
 
 def generate(out_dir: Path, seed: int) -> None:

@@ -12,10 +12,7 @@ from pathlib import Path
 from blurbflow.data.generate.vocab import (
     CANCERS,
     capitalize_first,
-    chemical,
-    detokenize,
-    disease,
-    gene,
+    mentions,
     source_rng,
     synthetic_pmids,
 )
@@ -66,9 +63,7 @@ CONCLUSIONS = {
 
 def _entry(rng: random.Random, label: str) -> dict:
     fill = {
-        "chem": detokenize(chemical(rng)),
-        "dis": detokenize(disease(rng)),
-        "gene": detokenize(gene(rng)),
+        **mentions(rng, "chem", "dis", "gene"),
         "cancer": rng.choice(CANCERS),
         "n": rng.randint(20, 900),
         "m": rng.randint(6, 60),

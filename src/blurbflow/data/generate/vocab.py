@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import random
 import string
+from collections.abc import Callable
 
 CHEM_STEMS = (
     "ambro",
@@ -95,21 +96,9 @@ CELL_TYPES = (
 CELL_LINE_NAMES = ("Torvak", "Melden", "Quarry", "Halvex", "Brisco", "Nandor")
 CANCERS = ("breast", "lung", "colon", "prostate", "liver", "gastric", "ovarian", "renal")
 FILLER_NOUNS = (
-    "expression",
-    "levels",
-    "activity",
-    "response",
-    "patients",
-    "cohort",
-    "tissue",
-    "samples",
-    "mice",
-    "rats",
-    "treatment",
-    "therapy",
-    "outcome",
-    "analysis",
-)
+    "expression", "levels", "activity", "response", "patients", "cohort", "tissue", "samples",
+    "mice", "rats", "treatment", "therapy", "outcome", "analysis",
+)  # fmt: skip
 
 
 def _gene_symbol(rng: random.Random) -> str:
@@ -200,6 +189,23 @@ def detokenize(tokens: list[str]) -> str:
     for mark in (" .", " ,", " ;", " :", " )", " ?"):
         text = text.replace(mark, mark[1:])
     return text.replace("( ", "(").replace(" ' s", "'s")
+
+
+def mentions(
+    rng: random.Random, *kinds: str, join: Callable[[list[str]], str] = detokenize
+) -> dict[str, str]:
+    """A made-up entity per kind (keys of ENTITY_MAKERS), drawn in this order, its tokens joined
+    as running text (or `join=" ".join` for tokenised text)."""
+    return {kind: join(ENTITY_MAKERS[kind](rng)) for kind in kinds}
+
+
+def split_in_order(items: list[str], sizes: dict[str, int]) -> dict[str, list[str]]:
+    """split -> the next `size` items: BLURB's lists of generated documents, train first."""
+    out, start = {}, 0
+    for split, size in sizes.items():
+        out[split] = items[start : start + size]
+        start += size
+    return out
 
 
 def synthetic_pmids(kind: str, count: int, exclude: frozenset[str] = frozenset()) -> list[str]:

@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError, redownload
-from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame
+from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, tab_fields
 from blurbflow.data.parsers.sentences import sentence_spans
 from blurbflow.tasks.registry import TaskSpec
 
@@ -77,24 +77,11 @@ class Entity:
         return self.type == CHEMICAL
 
 
-def _fields(path: Path, number: int, line: str, columns: tuple[str, ...]) -> list[str]:
-    fields = line.split("\t")
-    if len(fields) != len(columns):
-        raise DataFormatError.at(
-            path,
-            number,
-            f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), "
-            f"found {len(fields)}",
-            FIX,
-        )
-    return fields
-
-
 def read_abstracts(path: Path) -> dict[str, str]:
     """PMID -> document text (`title<TAB>abstract`), in file order."""
     texts: dict[str, str] = {}
     for number, line in iter_lines(path, SOURCE):
-        pmid, title, abstract = _fields(path, number, line, ("PMID", "title", "abstract"))
+        pmid, title, abstract = tab_fields(path, number, line, ("PMID", "title", "abstract"), FIX)
         if not pmid.strip():
             raise DataFormatError.at(path, number, "empty PMID", FIX)
         if pmid in texts:
@@ -117,7 +104,7 @@ def read_entities(path: Path, texts: dict[str, str]) -> dict[str, dict[str, Enti
     entities: dict[str, dict[str, Entity]] = {}
     columns = ("PMID", "entity id", "type", "start", "end", "mention")
     for number, line in iter_lines(path, SOURCE):
-        pmid, entity_id, kind, start, end, mention = _fields(path, number, line, columns)
+        pmid, entity_id, kind, start, end, mention = tab_fields(path, number, line, columns, FIX)
         if pmid not in texts:
             raise DataFormatError.at(path, number, f"PMID {pmid} is not in the abstracts file", FIX)
         if kind not in ENTITY_TYPES:
@@ -189,7 +176,7 @@ def read_relations(
     relations: dict[str, dict[tuple[str, str], str]] = {}
     columns = ("PMID", "CPR group", "evaluated Y/N", "relation type", "Arg1", "Arg2")
     for number, line in iter_lines(path, SOURCE):
-        pmid, group, flag, _, arg1, arg2 = _fields(path, number, line, columns)
+        pmid, group, flag, _, arg1, arg2 = tab_fields(path, number, line, columns, FIX)
         if not GROUP.fullmatch(group):
             raise DataFormatError.at(
                 path, number, f"CPR group {group!r} is not of the form CPR:<n>", FIX

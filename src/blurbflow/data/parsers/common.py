@@ -58,6 +58,21 @@ def iter_lines(path: Path, source: str) -> Iterator[tuple[int, str]]:
         yield number, line.removesuffix("\r")
 
 
+def tab_fields(path: Path, number: int, line: str, columns: tuple[str, ...], fix: str) -> list[str]:
+    """The line's tab-separated fields; any other count than `columns` (their names, for the
+    message) is a DataFormatError that says how to `fix` it."""
+    fields = line.split("\t")
+    if len(fields) != len(columns):
+        raise DataFormatError.at(
+            path,
+            number,
+            f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), "
+            f"found {len(fields)}",
+            fix,
+        )
+    return fields
+
+
 def read_json(path: Path, source: str):
     text = read_text(path, source)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError, redownload
-from blurbflow.data.parsers.common import iter_lines, make_frame
+from blurbflow.data.parsers.common import iter_lines, make_frame, tab_fields
 from blurbflow.tasks.registry import TaskSpec
 
 SPLIT_FILES = {"train": "train.tsv", "dev": "devel.tsv", "test": "test.tsv"}
@@ -35,15 +35,8 @@ def read_conll(path: Path, source: str) -> list[tuple[list[str], list[str]]]:
         if not line.strip() or line.startswith("-DOCSTART-"):
             close_sentence()
             continue
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise DataFormatError.at(
-                path,
-                number,
-                f"expected 2 tab-separated columns (token, tag), found {len(fields)}",
-                redownload(source),
-            )
-        token, tag = fields[0], fields[1].strip()
+        token, tag = tab_fields(path, number, line, ("token", "tag"), redownload(source))
+        tag = tag.strip()
         if not token.strip():
             raise DataFormatError.at(path, number, "empty token", redownload(source))
         if not TAG.fullmatch(tag):

@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError
-from blurbflow.data.parsers.common import iter_lines, make_frame
+from blurbflow.data.parsers.common import iter_lines, make_frame, tab_fields
 from blurbflow.tasks.registry import TaskSpec
 
 SOURCE = "gad"
 LABELS = ("0", "1")
-TEST_HEADER = ["index", "sentence", "label"]
+TEST_HEADER = ("index", "sentence", "label")
 FIX = "check the file is the BioBERT REdata GAD fold file (re-download the gad source)"
 # GAD has no entity spans or original text: the RE columns that other tasks fill stay empty.
 NO_SPANS = {
@@ -29,20 +29,12 @@ NO_SPANS = {
 }
 
 
-def _rows(path: Path, columns: list[str], skip_header: bool) -> list[tuple[int, list[str]]]:
+def _rows(path: Path, columns: tuple[str, ...], skip_header: bool) -> list[tuple[int, list[str]]]:
     rows = []
     for number, line in iter_lines(path, SOURCE):
-        fields = line.split("\t")
-        if number == 1 and skip_header and fields == TEST_HEADER:
+        if number == 1 and skip_header and tuple(line.split("\t")) == TEST_HEADER:
             continue
-        if len(fields) != len(columns):
-            raise DataFormatError.at(
-                path,
-                number,
-                f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), "
-                f"found {len(fields)}",
-                FIX,
-            )
+        fields = tab_fields(path, number, line, columns, FIX)
         if fields[-1].strip() not in LABELS:
             raise DataFormatError.at(path, number, f"label {fields[-1]!r} is not one of 0, 1", FIX)
         rows.append((number, [f.strip() for f in fields]))
@@ -58,7 +50,7 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     train_lines = spec.options["train_lines"]
     folder = raw_root / SOURCE / "GAD" / str(fold)
     train_path = folder / "train.tsv"
-    train_rows = _rows(train_path, ["sentence", "label"], skip_header=False)
+    train_rows = _rows(train_path, ("sentence", "label"), skip_header=False)
     if len(train_rows) <= train_lines:
         raise DataFormatError.at(
             train_path,

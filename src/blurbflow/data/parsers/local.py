@@ -12,7 +12,7 @@ import pandas as pd
 
 from blurbflow.data.errors import DataFormatError
 from blurbflow.data.parsers import conll
-from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame
+from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, tab_fields
 from blurbflow.tasks.builtin import NER_LABELS
 from blurbflow.tasks.spec import TaskSpec
 
@@ -37,16 +37,9 @@ def _conll(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, dict]]:
                 yield number, {"tokens": tokens, "tags": tags}
             tokens, tags = [], []
             continue
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise DataFormatError.at(
-                path,
-                number,
-                f"expected token<TAB>tag, found {len(fields)} tab-separated columns",
-                FIX,
-            )
-        tokens.append(fields[0])
-        tags.append(fields[1].strip())
+        token, tag = tab_fields(path, number, line, ("token", "tag"), FIX)
+        tokens.append(token)
+        tags.append(tag.strip())
     if tokens:
         yield None, {"tokens": tokens, "tags": tags}
 
