@@ -4,9 +4,27 @@ by the end-to-end tests (test_e2e.py) and the browser test of its report
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from blurbflow.tasks.registry import ENV as TASKS_ENV
+from blurbflow.tasks.registry import register_tasks
+
 from workflow_helpers import copy_workflow, snakemake
+
+
+@pytest.fixture(autouse=True)
+def _user_tasks_stay_in_their_test():
+    """`register_tasks` exports a config's own tasks to the processes it starts (BLURBFLOW_TASKS);
+    a unit test that registers some must not hand them to every later snakemake run."""
+    before = os.environ.get(TASKS_ENV)
+    yield
+    register_tasks({})  # forget the test's own tasks (this sets the variable as well)
+    if before is None:
+        os.environ.pop(TASKS_ENV, None)
+    else:
+        os.environ[TASKS_ENV] = before
 
 
 @pytest.fixture(scope="session")
