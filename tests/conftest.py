@@ -16,11 +16,11 @@ from workflow_helpers import copy_workflow, snakemake
 
 @pytest.fixture(autouse=True)
 def _user_tasks_stay_in_their_test():
-    """`register_tasks` exports a config's own tasks to the processes it starts (BLURBFLOW_TASKS);
-    a unit test that registers some must not hand them to every later snakemake run."""
+    """A unit test's own tasks (the registry, and BLURBFLOW_TASKS should one export them) must
+    not reach later tests or the snakemake runs they start."""
     before = os.environ.get(TASKS_ENV)
     yield
-    register_tasks({})  # forget the test's own tasks (this sets the variable as well)
+    register_tasks({})  # forget the test's own tasks
     if before is None:
         os.environ.pop(TASKS_ENV, None)
     else:

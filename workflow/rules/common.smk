@@ -18,7 +18,8 @@ from blurbflow.validate import NAME_PATTERN
 
 try:
     check_names(config)
-    register_tasks(config)  # the config's own tasks, for this process and every job it starts
+    # the config's own tasks, for this process and every job it starts
+    register_tasks(config, export=True)
     CELLS = expand_cells(config)
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None

@@ -1,10 +1,10 @@
 """Every task the workflow knows: BLURB's 13 (`blurbflow.tasks.builtin`) plus the config's own
 (`tasks:` entries with a `type`, `blurbflow.tasks.custom`).
 
-`register_tasks(config)` adds a config's own tasks to `TASKS` and exports their definitions in
-`BLURBFLOW_TASKS`, so the job processes Snakemake starts (which inherit its environment, locally
-and on SLURM, where the Snakefile is read again) resolve them too; `get_task(name, config)`
-looks a task up with or without registering.
+`register_tasks(config, export=True)` adds a config's own tasks to `TASKS` and exports their
+definitions in `BLURBFLOW_TASKS`, so the job processes Snakemake starts (which inherit its
+environment, locally and on SLURM, where the Snakefile is read again) resolve them too;
+`get_task(name, config)` looks a task up with or without registering.
 """
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ def all_tasks(config: dict | None = None) -> dict[str, TaskSpec]:
     return {**BUILTIN, **custom_tasks((config or {}).get("tasks"))}
 
 
-def register_tasks(config: dict) -> dict[str, TaskSpec]:
-    """Make the config's own tasks known to this process and to the processes it starts."""
+def register_tasks(config: dict, export: bool = False) -> dict[str, TaskSpec]:
+    """Make the config's own tasks known to this process and, with `export` (the workflow does
+    it), to the processes it starts."""
     definitions = {
         name: entry
         for name, entry in ((config or {}).get("tasks") or {}).items()
@@ -59,7 +60,8 @@ def register_tasks(config: dict) -> dict[str, TaskSpec]:
     for name in [name for name in TASKS if name not in BUILTIN]:
         del TASKS[name]
     TASKS.update(tasks)
-    os.environ[ENV] = json.dumps(definitions, sort_keys=True, default=str)
+    if export:
+        os.environ[ENV] = json.dumps(definitions, sort_keys=True, default=str)
     return dict(TASKS)
 
 
