@@ -24,6 +24,7 @@ from blurbflow.identity import cell_identity, seed_records
 from blurbflow.io import write_json_atomic
 from blurbflow.provenance import where_run
 from blurbflow.results.schema import FINISHED, Result, cell_key
+from blurbflow.results.selected import apply_selection
 from blurbflow.results.verify import verify_result
 from blurbflow.train import CellsFailed, Preempted
 from blurbflow.train.cell import train_cell
@@ -75,8 +76,6 @@ def run_cell_job(
     threads: int = 1,
 ) -> dict[int, str]:
     """Run (or keep) every seed; write the manifest `seeds.json` only if none failed."""
-    from blurbflow.results.selected import apply_selection
-
     options = apply_selection(options)  # a `hparams_from` recipe: the setting its search chose
     identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
