@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import os
 
-from blurbflow.tasks.builtin import ENTRIES, HOC_HALLMARKS, NER_LABELS, PICO_LABELS
+from blurbflow.tasks import biolm, builtin, crossval, extractive
+from blurbflow.tasks.builtin import HOC_HALLMARKS, NER_LABELS, PICO_LABELS
 from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
 from blurbflow.tasks.types import BLURB_TYPES, TASK_TYPES, TYPES, TaskType, get_type
 
 ENV = "BLURBFLOW_TASKS"
+# BLURB's 13 first (tables list tasks in this order), then the other papers' tasks.
+ENTRIES = [*builtin.ENTRIES, *biolm.ENTRIES, *crossval.ENTRIES, *extractive.ENTRIES]
 BUILTIN: dict[str, TaskSpec] = {spec.name: spec for spec in ENTRIES}
 # Built-ins plus the registered user tasks (the same dict object everywhere it is imported).
 TASKS: dict[str, TaskSpec] = dict(BUILTIN)

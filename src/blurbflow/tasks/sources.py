@@ -7,7 +7,8 @@ data, the loopback mirror and the original hosts all look the same to them.
 
 from __future__ import annotations
 
-from blurbflow.tasks.builtin import CRICHTON, ENTRIES
+from blurbflow.tasks.builtin import CRICHTON
+from blurbflow.tasks.registry import ENTRIES
 from blurbflow.tasks.spec import Source
 
 

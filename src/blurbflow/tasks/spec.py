@@ -39,6 +39,7 @@ class TaskSpec:
     negative_label: str | None = None  # excluded from micro F1 (ChemProt, DDI) or GAD's negative
     seeds: int = 5  # Gu et al.: 10 for the small, unstable tasks
     options: dict = field(default_factory=dict)  # parser options (e.g. GAD's train line count)
+    folds: int = 0  # cross-validation partitions the source publishes (GAD, EU-ADR); 0: none
     data: dict = field(default_factory=dict)  # a user task's data section of the config
     builtin: bool = True
 
