@@ -16,12 +16,24 @@ from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from blurbflow.data.generate import GENERATORS, generate_source
+from blurbflow.data.generate import GENERATORS, check_generated, generate_source
+from blurbflow.data.generate.ner import FOLDERS, UNTYPED
 from blurbflow.data.parsers import COLUMNS
 from blurbflow.data.prepare import prepare_task
 from blurbflow.tasks.registry import HOC_HALLMARKS, TASKS
+from blurbflow.tasks.sources import SOURCES
+from blurbflow.tasks.spec import Source, TaskSpec
 
-NER_TASKS = ("bc5chem", "bc5disease", "ncbidisease", "bc2gm", "jnlpba")
+NER_TASKS = (
+    "bc5chem",
+    "bc5disease",
+    "ncbidisease",
+    "bc2gm",
+    "jnlpba",
+    "linnaeus",
+    "bc4chemd",
+    "species800",
+)
 EXPECTED = {
     **{task: (1000, 250, 250) for task in NER_TASKS},
     "gad": (4261, 535, 534),
@@ -52,9 +64,36 @@ def prepared(raw_root, tmp_path_factory) -> dict[str, tuple[dict, dict[str, pd.D
     return result
 
 
-def test_every_source_of_every_task_has_a_generator():
-    needed = {source for spec in TASKS.values() for source in spec.sources}
-    assert needed == set(GENERATORS)
+def test_every_source_marked_generated_has_a_generator():
+    """Sources say whether synthetic files exist (`Source.generated`): a built-in task without
+    a generator is still one registry entry, and no generator lies unused."""
+    generated = {name for name, source in SOURCES.items() if source.generated}
+    assert generated == set(GENERATORS)
+    assert {"linnaeus", "bc4chemd", "species800"} <= generated
+
+
+@pytest.fixture
+def ungenerated_task(monkeypatch):
+    """A built-in task whose source has no synthetic data (as a future entry may)."""
+    from blurbflow.tasks import registry
+
+    source = Source(name="realonly", urls=("https://example.org/x.tsv",), generated=False)
+    spec = TaskSpec(name="realonly-ner", type="ner", labels=("B", "I", "O"), raw=(source,))
+    monkeypatch.setitem(registry.TASKS, spec.name, spec)
+    monkeypatch.setattr(registry, "ENTRIES", [*registry.ENTRIES, spec])
+    return spec
+
+
+def test_generating_a_source_without_a_generator_names_the_task(ungenerated_task, tmp_path):
+    with pytest.raises(KeyError) as raised:
+        generate_source("realonly", tmp_path / "realonly")
+    message = str(raised.value)
+    assert "task realonly-ner" in message and "'realonly'" in message
+    assert "data.source: download" in message and "mirror" in message
+    assert not (tmp_path / "realonly").exists()
+    with pytest.raises(ValueError, match="task realonly-ner: .*data.source: download"):
+        check_generated(["bc5chem", "realonly-ner"])
+    check_generated(["bc5chem", "linnaeus", "bc4chemd", "species800"])  # all generated
 
 
 @pytest.mark.parametrize("task", sorted(EXPECTED))
@@ -83,9 +122,12 @@ def test_ner_frames(prepared, raw_root, task):
         assert stats["splits"][split]["entity_mentions"] == tags["B"] > 0
         assert stats["splits"][split]["tokens"] == lengths.sum()
         assert not any("-DOCSTART-" in token for row in frame["tokens"] for token in row)
-    # the raw files carry typed tags (and JNLPBA its two kinds of -DOCSTART- lines)
-    devel = (raw_root / task / "devel.tsv").read_text()
-    assert "\tB-" in devel and "\tI-" in devel
+    # the raw files carry typed tags (and JNLPBA its two kinds of -DOCSTART- lines), but
+    # BioBERT's (Species-800, in its archive's folder) bare B/I tags
+    devel = (raw_root / task / FOLDERS.get(task, "") / "devel.tsv").read_text()
+    typed = task not in UNTYPED
+    assert ("\tB-" in devel and "\tI-" in devel) == typed
+    assert ("\tB\n" in devel and "\tI\n" in devel) != typed
     if task == "jnlpba":
         train = (raw_root / task / "train.tsv").read_text().splitlines()
         assert any(line.startswith("-DOCSTART- ") for line in train)

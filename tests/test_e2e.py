@@ -90,13 +90,13 @@ def test_adding_a_seed_trains_only_the_new_seed(demo):
 
     configfile = _variant(demo, "seed3.yaml", edit)
     assert len(_requeued_cells(demo, "seed3.yaml", edit)) == 10  # every job: its seeds changed
-    job = demo / "results/cells/tiny-biobert/gad/standard/lr0.001-bs16"
+    job = demo / "results/cells/tiny-biobert/biosses/standard/lr0.001-bs16"  # seconds a seed
     before = {seed: (job / f"seed{seed}/result.json").read_bytes() for seed in (1, 2)}
     target = str((job / "seeds.json").relative_to(demo))
     run = snakemake(demo, "--configfile", configfile, "--cores", "2", target)
     assert run.returncode == 0, run.stderr[-3000:]
     for seed in (1, 2):  # kept byte for byte: not retrained
         assert (job / f"seed{seed}/result.json").read_bytes() == before[seed]
-    log = (demo / "results/logs/cells/tiny-biobert/gad/standard/lr0.001-bs16.log").read_text()
+    log = (demo / "results/logs/cells/tiny-biobert/biosses/standard/lr0.001-bs16.log").read_text()
     assert "seed 1: kept (ok" in log and "seed 2: kept (ok" in log and "seed 3: ok" in log
     assert json.loads((job / "seed3/result.json").read_text())["status"] == "ok"

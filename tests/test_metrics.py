@@ -159,6 +159,9 @@ def test_blurb_score_macro_over_types():
     # ner 85, re 80, sts 60 -> 75
     assert blurb_score(scores) == pytest.approx(75.0)
     assert blurb_label(scores) == "BLURB (ner, re, sts)"
-    assert blurb_label(TASKS) == "BLURB"
+    from blurbflow.tasks import builtin
+
+    assert blurb_label([spec.name for spec in builtin.ENTRIES]) == "BLURB"  # BLURB's 13 tasks
+    assert blurb_label([*TASKS]).startswith("BLURB (ner, pico")  # + tasks beyond BLURB
     assert math.isnan(blurb_score({}))
     assert math.isnan(blurb_score({"bc5chem": math.nan, "biosses": 60.0}))

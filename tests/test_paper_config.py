@@ -1,4 +1,5 @@
-"""The default config.yaml: the paper studies (Gu et al. 2021, Tinn et al. 2023) expand to
+"""The default config.yaml: the paper studies (Gu et al. 2021, Tinn et al. 2023, Lewis et al.
+2020, Alrowili & Shanker 2021) expand to
 cells as the papers ran them, and `snakemake -n all` plans every one without downloading."""
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ PAPER_TABLES = [
     "tinn-table8",
     "tinn-table9",
     "tinn-table9-biosses",
+    "biolm-table2",
+    "biom-table2",
 ]
 
 
@@ -74,7 +77,8 @@ def test_every_paper_table_has_a_study():
 def test_seeds_are_10_for_the_small_tasks_and_5_otherwise():
     for name, study in CONFIG["studies"].items():
         for task in study["tasks"]:
-            expected = list(range(1, 11 if task in SMALL_TASKS else 6))
+            small = task in SMALL_TASKS and name.startswith(("gu-", "tinn-"))  # the others: 5
+            expected = list(range(1, 11 if small else 6))
             assert study_seeds(study, task) == expected, (name, task)
 
 
@@ -241,6 +245,7 @@ def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
     depths = {
         path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
         for path, jobs in search_jobs(cell_jobs(cells)).items()
+        if "/biosses/" in path  # (Bio-LM's folds select too)
     }  # 6 grid points each
     assert depths == {
         "pubmedbert": [1, 2, 3],
@@ -279,7 +284,8 @@ def test_dry_run_of_the_default_config_lists_every_studys_cells(tmp_path):
     per_study = {name: set(expand_cells(CONFIG, [name])) for name in CONFIG["studies"]}
     assert all(per_study.values()) and set().union(*per_study.values()) == set(cells)
     assert int(counts["report"]) == 1 and int(counts["tables"]) == 1
-    assert int(counts["select_hparams"]) == 3  # the BIOSSES final model of three models
+    # the BIOSSES final model of three models; Bio-LM's GAD and EU-ADR tune folds of six
+    assert int(counts["select_hparams"]) == 3 + 6 * 2
     print(f"dry run of {len(cells)} cells: {seconds:.1f} s (benchmarks/dag_scale.py measures)")
 
 
@@ -309,7 +315,67 @@ def test_fidelity_map_names_every_study_with_its_cell_count():
 
 
 def test_fidelity_map_has_a_row_per_fine_tuning_table():
-    gu = {int(n) for n in re.findall(r"^\| Table (\d+)", FIDELITY.split("## Tinn")[0], re.M)}
-    tinn = re.findall(r"^\| Tables? ([\d, ]+)", FIDELITY.split("## Tinn")[1], re.M)
-    assert gu == set(range(6, 13))
-    assert {int(n) for row in tinn for n in row.replace(",", " ").split()} == set(range(2, 12))
+    sections = dict(re.findall(r"^## (\S+).*\n((?:(?!^## ).*\n?)*)", FIDELITY, re.M))
+
+    def tables(paper: str) -> set[int]:
+        rows = re.findall(r"^\| Tables? ([\d, ]+)", sections[paper], re.M)
+        return {int(n) for row in rows for n in row.replace(",", " ").split()}
+
+    assert tables("Gu") == set(range(6, 13))
+    assert tables("Tinn") == set(range(2, 12))
+    assert tables("Lewis") == {2}  # Bio-LM's main table
+    assert tables("Alrowili") == {2}  # BioM-Transformers' main table
+
+
+# --- Bio-LM and BioM-Transformers -------------------------------------------------------------
+
+
+def _job_options(study: str) -> dict:
+    return {path: job.options for path, job in cell_jobs(expand_cells(CONFIG, [study])).items()}
+
+
+def test_biolm_table2_is_the_papers_protocol():
+    study = CONFIG["studies"]["biolm-table2"]
+    assert study["statistic"] == "median" and study_seeds(study) == [1, 2, 3, 4, 5]
+    assert study["cross_validation"] == {
+        "tasks": ["gad", "euadr"],
+        "tune_fold": 1,
+        "statistic": "median",
+    }
+    tagging = resolve_recipe(CONFIG, "biolm-tagging")
+    assert (tagging["lr"], tagging["batch_size"], tagging["epochs"]) == (1e-5, 32, 20)
+    assert tagging["eval_every_steps"] == 500
+    classification = resolve_recipe(CONFIG, "biolm-classification")
+    assert (classification["batch_size"], classification["epochs"]) == (16, 10)
+    assert classification["eval_every_steps"] == 200
+    assert resolve_recipe(CONFIG, "biolm-classification-printed")["lr"] == 0.002
+    jobs = _job_options("biolm-table2")
+    # per model and seed: GAD's tune fold searches, the other nine folds train once after it
+    gad = [o for o in jobs.values() if o["model"] == "roberta" and o["task"].startswith("gad-")]
+    assert len(gad) == 10
+    assert sum(o.get("train_on") == "train+dev" for o in gad) == 9
+    linnaeus = [o for o in jobs.values() if o["task"] == "linnaeus"]
+    assert {o["recipe"] for o in linnaeus} == {"biolm-tagging"}
+
+
+def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
+    jobs = _job_options("biom-table2")
+
+    def setting(model: str, task: str) -> tuple:
+        (options,) = [o for o in jobs.values() if o["model"] == model and o["task"] == task]
+        return options["epochs"], options["lr"], options["batch_size"]
+
+    assert setting("biom-electra", "bc5chem") == (5, 2e-4, 48)
+    assert setting("biom-electra-large", "chemprot") == (4, 7e-5, 32)
+    assert setting("biom-albert-xxlarge", "squad2") == (2, 3e-5, 128)
+    assert setting("pubmedbert", "bioasq-factoid") == (3, 1e-5, 128)
+    for options in jobs.values():
+        if options["task"] == "bioasq-factoid":
+            source = options["init_from"]
+            assert source["task"] == "squad2" and source["seed"] == "same"
+            assert any(
+                o["model"] == options["model"]
+                and o["recipe"] == source["recipe"]
+                and o.get("keep_weights")
+                for o in jobs.values()
+            ), options["model"]

@@ -1,13 +1,9 @@
 """Issue 15's new data: SQuAD and BioASQ-factoid generators read back by their parsers, their
-errors on bad or missing files, and LINNAEUS fetched from the real mirror (over loopback HTTP,
-with its pinned sha256) and parsed by the CoNLL parser."""
+errors on bad or missing files. (LINNAEUS from the real mirror: tests/test_biolm_tasks.py.)"""
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
@@ -17,10 +13,6 @@ from blurbflow.data.generate import bioasq_factoid as factoid_generator
 from blurbflow.data.generate import squad as squad_generator
 from blurbflow.data.parsers import bioasq_factoid, squad
 from blurbflow.qa import read_squad
-
-from workflow_helpers import REPO
-
-MIRROR = REPO.parent / "shared" / "blurb-raw"
 
 
 def _spec(source: str, **options) -> SimpleNamespace:
@@ -114,48 +106,3 @@ def test_missing_bioasq_files_say_where_to_get_and_put_them(tmp_path):
         golden.unlink()
     with pytest.raises(ManualDownloadMissing, match="Task7BGoldenEnriched.zip"):
         bioasq_factoid.parse(_spec("bioasq"), tmp_path)
-
-
-# --- LINNAEUS from the real mirror -------------------------------------------------------------
-
-# blurbflow.data.fetch.tree_digest of each file (what a registry entry pins)
-LINNAEUS_DIGESTS = {
-    "train.tsv": "1cfdfab2bc3bf27b0de898b8a7048242cb8e9424bc3a534d1bcb11f764700cbf",
-    "devel.tsv": "8ab6a1ac034d47f46f422ed271aeee46d15a8fe9fdc7cd4db449da866affb21d",
-    "test.tsv": "691a973b06a5b1f90851698861e66eed904bfbacd97932c45b21395ec3ace844",
-}
-# (sentences, entity mentions) per split of Crichton et al.'s linnaeus-IOB
-LINNAEUS_COUNTS = {"train": (11935, 2119), "dev": (4078, 711), "test": (7142, 1433)}
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.mark.mirror
-@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"{MIRROR} is absent: no real BLURB files here")
-def test_linnaeus_from_the_mirror(tmp_path, monkeypatch, capsys):
-    from blurbflow.data.fetch import fetch_source
-    from blurbflow.data.parsers import conll
-    from blurbflow.tasks.builtin import crichton
-    from blurbflow.tasks.sources import SOURCES
-
-    source = crichton("linnaeus", "linnaeus-IOB", *LINNAEUS_DIGESTS.values())
-    monkeypatch.setitem(SOURCES, "linnaeus", source)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(MIRROR)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}"
-        fetch_source("linnaeus", tmp_path / "linnaeus", mirror=url)
-    finally:
-        server.shutdown()
-    frames = conll.parse(SimpleNamespace(sources=("linnaeus",), type="ner"), tmp_path)
-    counts = {
-        split: (len(frame), sum(list(tags).count("B") for tags in frame["tags"]))
-        for split, frame in frames.items()
-    }
-    with capsys.disabled():
-        print(f"\nLINNAEUS (sentences, entity mentions) per split: {counts}")
-    assert counts == LINNAEUS_COUNTS
-    assert {t for tags in frames["train"]["tags"] for t in tags} == {"B", "I", "O"}

@@ -332,3 +332,96 @@ def test_report_draws_every_seeds_dev_curve_and_marks_collapsed_runs(tmp_path):
     lows = [y for p in points for _, y in p]
     assert max(lows) == points[3][2][1] and min(lows) == points[2][2][1]  # 0.0 lowest, 84 top
     assert "1 of 2 collapsed" in html and "2 seeds" in html
+
+
+def _timed_cells():
+    """A hand-made cells frame: pubmedbert on bc5chem (three ok runs over two hparams, one
+    diverged, one failed without a time) and biosses (evaluating every N steps)."""
+    import pandas as pd
+
+    def epochs(*seconds, steps=False):
+        return json.dumps(
+            [
+                {"epoch": e, **({"step": 10 * i} if steps else {}), "seconds": s}
+                for i, (e, s) in enumerate(seconds, start=1)
+            ]
+        )
+
+    rows = [
+        # (task, recipe, hparams, seed, status, wall_seconds, epochs, device)
+        ("bc5chem", "standard", "lr1", 1, "ok", 100.0, epochs((1, 30.0), (2, 32.0)), "NVIDIA A100"),
+        ("bc5chem", "standard", "lr1", 2, "ok", 130.0, epochs((1, 40.0), (2, 44.0)), "NVIDIA A100"),
+        ("bc5chem", "llrd", "lr2", 1, "ok", 160.0, epochs((1, 50.0), (2, 54.0)), "NVIDIA H100"),
+        ("bc5chem", "llrd", "lr2", 2, "diverged", 20.0, epochs((1, 10.0)), "NVIDIA H100"),
+        ("bc5chem", "llrd", "lr1", 1, "failed", None, None, None),
+        # three evaluations over two epochs: (12 + 14 + 10) / 2 epochs
+        (
+            "biosses",
+            "standard",
+            "lr1",
+            1,
+            "ok",
+            45.0,
+            epochs((1, 12.0), (1, 14.0), (2, 10.0), steps=True),
+            "cpu",
+        ),
+        ("biosses", "other", "lr1", 1, "ok", 999.0, epochs((1, 999.0)), "cpu"),  # not the study's
+    ]
+    columns = ["task", "recipe", "hparams", "seed", "status", "wall_seconds", "epochs", "device"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.insert(0, "model", "pubmedbert")
+    return frame
+
+
+def test_fine_tuning_times_per_model_and_task():
+    import math
+
+    from blurbflow.results.stats import fine_tuning_times
+
+    times = fine_tuning_times(_timed_cells(), STUDIES["recipes"])
+    assert times[["model", "task"]].values.tolist() == [
+        ["pubmedbert", "bc5chem"],
+        ["pubmedbert", "biosses"],
+    ]
+    bc5chem, biosses = times.to_dict("records")
+    assert bc5chem["runs"] == 3  # the ok runs; diverged and failed ones are not one run's time
+    assert bc5chem["median_seconds"] == 130.0  # median of 100, 130, 160
+    assert bc5chem["per_epoch_seconds"] == 42.0  # median of 31, 42, 52
+    assert bc5chem["total_seconds"] == 410.0  # every cell with a time, the diverged one too
+    assert bc5chem["device"] == "NVIDIA A100, NVIDIA H100"
+    assert biosses == {
+        "model": "pubmedbert",
+        "task": "biosses",
+        "runs": 1,
+        "median_seconds": 45.0,
+        "per_epoch_seconds": 18.0,
+        "total_seconds": 45.0,
+        "device": "cpu",
+    }
+    # a pair with no cell at all still has its row, without numbers
+    study = {**STUDIES["recipes"], "models": ["pubmedbert", "biobert"]}
+    empty = fine_tuning_times(_timed_cells(), study).iloc[-1]
+    assert (empty["model"], empty["runs"], empty["total_seconds"]) == ("biobert", 0, 0.0)
+    assert math.isnan(empty["median_seconds"]) and math.isnan(empty["per_epoch_seconds"])
+
+
+def test_report_shows_fine_tuning_time_per_model_and_task(tmp_path):
+    paths = []
+    for seed, (wall, per_epoch) in enumerate([(60.0, 20.0), (90.0, 30.0)], start=1):
+        path = write_result(tmp_path, "pubmedbert", "biosses", "standard", "h", seed, 80.0)
+        result = json.loads(path.read_text())
+        result.update(
+            wall_seconds=wall,
+            epochs=[{"epoch": e, "dev": 50.0, "test": 80.0, "seconds": per_epoch} for e in (1, 2)],
+        )
+        path.write_text(json.dumps(result))
+        paths.append(path)
+    study = {**STUDIES["recipes"], "tasks": ["biosses"], "recipes": ["standard"]}
+    out = tmp_path / "r.html"
+    render_report(load_cells(paths), {"s": study}, out, {})
+    html = out.read_text()
+    table = html[html.index('<table class="times">') :]
+    table = table[: table.index("</table>")]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", table)
+    # median of 60 and 90 s; median of 20 and 30 s per epoch; 150 s in hours; the device
+    assert cells == ["pubmedbert", "biosses", "2", "75.0", "25.0", "0.04", "NVIDIA H100"]

@@ -3,8 +3,11 @@ accounting (.ci/slurm/up.sh; .ci/run brings it up), through the executor plugin 
 installed in the venv. Skipped where no cluster answers, unless BLURBFLOW_REQUIRE_SLURM=1.
 
 Data, model and tokenized inputs come from the shared demo run; every fine-tuning job and the
-aggregation steps run as SLURM jobs. The first run plants a failing cell (ncbidisease, standard,
-seed 1); the second, fault-free run re-runs only its job and then aggregates.
+aggregation steps run as SLURM jobs. The demo's study with 3 of its tasks (12 cells: a job of its
+own per recipe for ncbidisease, the 4 short jobs of biosses and pubmedqa in one submission) and
+1 epoch per cell: what is tested is the cluster's part (the demo's training is tested once, by
+the `demo` fixture). The first run plants a failing cell (ncbidisease, standard, seed 1); the
+second, fault-free run re-runs only its job and then aggregates.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from workflow_helpers import copy_workflow, snakemake
 
 FAILING = "tiny-biobert/ncbidisease/standard/lr0.001-bs16/seed1"
+TASKS = ["ncbidisease", "biosses", "pubmedqa"]
+CELLS = 12  # 3 tasks x 2 recipes x 2 seeds
 SLURM_CONFIG = 'slurm={"account": "blurbflow", "partition": "debug"}'
 
 
@@ -66,13 +72,17 @@ def slurm_runs(demo, tmp_path_factory):
     assert cluster_answers(), "BLURBFLOW_REQUIRE_SLURM=1 but no SLURM cluster answers"
     workdir = copy_workflow(tmp_path_factory.mktemp("slurm"))
     shutil.copytree(demo / "resources", workdir / "resources")
+    config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
+    config["recipes"]["standard"]["epochs"] = {"default": 1}  # layer-specific extends it
+    config["studies"]["demo"]["tasks"] = TASKS
+    (workdir / "config/slurm-demo.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     # `all` first: --config takes every word after it
     args = (
         "all",
         "--profile",
         "slurm",
         "--configfile",
-        "config/demo.yaml",
+        "config/slurm-demo.yaml",
         "--config",
         SLURM_CONFIG,
     )
@@ -93,7 +103,7 @@ def slurm_runs(demo, tmp_path_factory):
 
 def test_every_cell_ran_as_a_slurm_job_on_a_gpu(slurm_runs):
     jobs, cells = slurm_runs["sacct"], slurm_runs["after_first"]
-    assert len(cells) == 20
+    assert len(cells) == CELLS
     failing_job = FAILING.rsplit("/", 1)[0]  # its seeds share one job, which fails
     for cell, result in cells.items():
         job = jobs[result["slurm_job_id"]]
@@ -144,7 +154,7 @@ def test_the_rerun_completes_the_failed_cell_and_aggregates_on_the_cluster(slurm
     assert rerun == {FAILING}  # seed 2 of the same job was kept, nothing else re-ran
     workdir = slurm_runs["workdir"]
     cells = pd.read_parquet(workdir / "results/cells.parquet")
-    assert len(cells) == 20 and set(cells["status"]) == {"ok"}
+    assert len(cells) == CELLS and set(cells["status"]) == {"ok"}
     assert (workdir / "results/report.html").exists()
     run_name = jobs[after[FAILING]["slurm_job_id"]]["JobName"]
     comments = {j["Comment"]: j["State"] for j in jobs.values() if j["JobName"] == run_name}

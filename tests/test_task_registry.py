@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from blurbflow.config import INPUT_VALUES
+from blurbflow.data.generate import GENERATORS
 from blurbflow.data.parsers import PARSERS
 from blurbflow.data.parsers.common import make_frame
 from blurbflow.metrics import METRICS, chance_baseline, compute_metric
@@ -38,22 +39,26 @@ def test_every_builtin_entry_is_complete(name):
     assert spec.size and spec.size > 0  # runtime estimate before any data exists
     assert 8 <= spec.max_length <= 512
     assert spec.raw, "a built-in task reads at least one raw source"
-    if spec.kind.target != "score":
+    if spec.kind.target not in ("score", "span"):  # regression and answer spans have none
         assert len(spec.labels) >= 2
     if spec.negative_label is not None:
         assert spec.negative_label in spec.labels
     for source in spec.raw:
         assert SOURCES[source.name] is source  # one definition per shared source
         assert source.urls or source.manual
+        # synthetic files exist exactly where the entry says so (Source.generated)
+        assert (source.name in GENERATORS) == source.generated, source.name
         for pattern, digest in source.checksums.items():
             assert DIGEST.fullmatch(digest), (source.name, pattern)
             assert pattern in READS[source.name]
 
 
 def test_registry_counts_and_order():
-    assert len(BUILTIN) == 13
+    from blurbflow.tasks import builtin
+
+    assert len(builtin.ENTRIES) == 13 and list(BUILTIN)[:13] == [t.name for t in builtin.ENTRIES]
     assert BLURB_TYPES == ("ner", "pico", "re", "sts", "doccls", "qa")
-    assert {spec.type for spec in BUILTIN.values()} == set(BLURB_TYPES)
+    assert {spec.type for spec in builtin.ENTRIES} == set(BLURB_TYPES)
     assert get_task("gad").metric == "positive_f1" and get_task("hoc").metric == "hoc_micro_f1"
     with pytest.raises(KeyError, match="README 'Your own tasks'"):
         get_task("nosuchtask")
@@ -89,6 +94,10 @@ def _rows(spec, n: int = 4) -> list[dict]:
         "question": "does aspirin reduce fever?",
         "context": TEXT,
         "sentences": [TEXT],
+        "answer_texts": ["aspirin"],  # extractive QA (span)
+        "answer_starts": [TEXT.index("aspirin")],
+        "is_impossible": False,
+        "gold_answers": ["aspirin"],
     }
     rows = []
     for i in range(n):
@@ -102,6 +111,8 @@ def _rows(spec, n: int = 4) -> list[dict]:
                 row[column] = [[spec.labels[0]]]
             elif column == "score":
                 row[column] = float(i)
+            elif column == "question_id":
+                row[column] = f"q{i}"
             else:
                 row[column] = values.get(column)
         rows.append(row)
@@ -122,7 +133,8 @@ def missing_pieces(task_type) -> list[str]:
         "target": task_type.target in TARGETS,
         "gold": task_type.target in predict.GOLD,
         "decoder": task_type.target in predict.DECODERS,
-        "training targets": task_type.target in ("tags", *encode.TARGETS),
+        # word tags and answer spans are set by their encoders
+        "training targets": task_type.target in ("tags", "span", *encode.TARGETS),
         "input options": set(task_type.input_options) <= set(INPUT_VALUES),
         "metrics": bool(task_type.metrics) and set(task_type.metrics) <= set(METRICS),
     }
@@ -148,6 +160,8 @@ def test_every_type_runs_encode_decode_metric(kind, tokenizer):
     if task_type.token_level:
         width = len(scheme_labels(spec.type, spec.labels, "BIO"))
         logits = torch.randn(len(rows), max(columns["length"]), width)
+    elif task_type.target == "span":  # start and end logits per token
+        logits = torch.randn(len(rows), max(columns["length"]), 2)
     else:
         width = 1 if task_type.problem_type == "regression" else len(spec.labels)
         logits = torch.randn(len(rows), width)
@@ -166,7 +180,7 @@ def test_a_new_type_missing_a_piece_fails_the_contract():
         name="broken",
         columns=("id", "split", "text", "label"),
         inputs="image",
-        target="span",
+        target="bbox",
         metrics=("bleu",),
     )
     assert missing_pieces(broken) == [

@@ -8,6 +8,7 @@ mapping task → number (with `default`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -25,10 +26,18 @@ from blurbflow.grid import (  # noqa: F401 (re-exported)
     hparams_sources,
     selection_file,
 )
+from blurbflow.init_from import init_from_options, link_cells
 from blurbflow.models.prefetch import model_settings
 from blurbflow.schema import check_keys, check_values  # noqa: F401 (re-exported)
-from blurbflow.studies import check_study_selection, runs_on, study_seeds  # noqa: F401
+from blurbflow.studies import (  # noqa: F401
+    check_study_selection,
+    evaluation_options,
+    runs_on,
+    study_seeds,
+    task_runs,
+)
 from blurbflow.tasks import get_task
+from blurbflow.tasks.crossval import PARENT
 from blurbflow.validate import ConfigError, check_names, grid_collision  # noqa: F401
 from blurbflow.validate import did_you_mean as _did_you_mean
 
@@ -149,8 +158,10 @@ def resolve_recipe(config: dict, name: str, _seen: tuple = ()) -> dict:
 
 def _epochs_for(epochs, task: str, where: str) -> int:
     if isinstance(epochs, dict):
-        if task in epochs:
-            return int(epochs[task])
+        parent = PARENT.get(task, (task,))[0]  # a cross-validation fold: its task's entry
+        for key in (task, parent):
+            if key in epochs:
+                return int(epochs[key])
         if "default" in epochs:
             return int(epochs["default"])
         raise ConfigError(f"{where}.epochs: no entry for task {task!r} and no `default`")
@@ -164,7 +175,8 @@ def cell_options(
     `axes`: this grid point's values of the technique hyperparameters the recipe lists."""
     resolved = resolve_recipe(config, recipe)
     spec = get_task(task, config)
-    task_cfg = (config.get("tasks") or {}).get(task) or {}
+    tasks_cfg = config.get("tasks") or {}
+    task_cfg = tasks_cfg.get(task) or tasks_cfg.get(PARENT.get(task, (task,))[0]) or {}
     options = {k: v for k, v in resolved.items() if k not in ("lr", "batch_size", *COSMETIC_KEYS)}
     options.update(axes or {})
     options.update(
@@ -192,6 +204,8 @@ def cell_options(
         options.update(dict.fromkeys(SELECTED_KEYS), epochs=max(budgets), hparams=SELECTED)
         path = selection_file(model, task, recipe)
         options.update(hparams_from=sources, selection_file=path)
+    if resolved.get("init_from"):  # starts from another cell's weights (blurbflow.init_from)
+        options["init_from"] = init_from_options(config, recipe, resolved, resolve_recipe)
     if options["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         options["select"] = "last"
@@ -247,19 +261,31 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
         ):
             if not runs_on(study, recipe, model, task):
                 continue
-            for lr, bs, axes in grid_points(resolve_recipe(config, recipe)):
-                options = cell_options(config, model, task, recipe, lr, bs, axes)
-                for seed in study_seeds(study, task):
-                    cell = Cell(
-                        model, task, recipe, options["hparams"], seed, {**options, "seed": seed}
-                    )
-                    previous = cells.get(cell.path)
-                    if previous is not None and previous.options != cell.options:
-                        raise grid_collision(recipe, cell.hparams, previous.options, cell.options)
-                    cells[cell.path] = cell
+            # a cross-validated task runs its tune fold's grid, then each other fold once
+            for run, tune in task_runs(study, task):
+                points = grid_points(resolve_recipe(config, recipe))
+                for lr, bs, axes in points[:1] if tune else points:
+                    options = cell_options(config, model, run, recipe, lr, bs, axes)
+                    if tune:
+                        options = evaluation_options(options, tune)
+                    for seed in study_seeds(study, task):
+                        cell = Cell(
+                            model, run, recipe, options["hparams"], seed, {**options, "seed": seed}
+                        )
+                        previous = cells.get(cell.path)
+                        if previous is not None and previous.options != cell.options:
+                            raise grid_collision(
+                                recipe, cell.hparams, previous.options, cell.options
+                            )
+                        cells[cell.path] = cell
     if studies is None:  # a subset may take its searches from studies left out
         check_sources_run(cells, config.get("studies", {}))
-    return cells
+    # sources of `init_from` keep their weights (a subset: those it runs)
+    return link_cells(cells, config.get("studies", {}), studies is None, _with_options)
+
+
+def _with_options(cell: Cell, options: dict) -> Cell:
+    return dataclasses.replace(cell, options=options)
 
 
 def options_json(options: dict) -> str:

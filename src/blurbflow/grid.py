@@ -103,7 +103,8 @@ def check_sources_run(cells: dict, studies: dict) -> None:
     ran = {(c.model, c.task, c.recipe) for c in cells.values()}
     for cell in cells.values():
         sources = cell.options.get("hparams_from")
-        if not sources or any((cell.model, cell.task, s) in ran for s in sources):
+        task = cell.options.get("hparams_task", cell.task)  # cross-validation: the tune fold
+        if not sources or any((cell.model, task, s) in ran for s in sources):
             continue
         study = next((n for n, s in studies.items() if cell.recipe in s.get("recipes", [])), "?")
         raise ConfigError(
@@ -119,8 +120,11 @@ def search_jobs(jobs: dict) -> dict[str, list]:
     found: dict[str, list] = {}
     for job in jobs.values():
         path = job.options.get("selection_file")
+        task = job.options.get("hparams_task", job.task)  # cross-validation: the tune fold
         for source in job.options.get("hparams_from") or []:
-            wanted.setdefault((job.model, job.task, source), []).append(path)
+            paths = wanted.setdefault((job.model, task, source), [])
+            if path not in paths:  # the folds of one tune fold share its selection
+                paths.append(path)
             found.setdefault(path, [])
     for job in jobs.values():
         for path in wanted.get((job.model, job.task, job.recipe), []):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 SPLITS = ("train", "dev", "test")
 SEED_FILES = ("result.json", "predictions.parquet")
+_SEED_SET = frozenset(SEED_FILES)
 _DIGESTS: dict[tuple, str] = {}  # (real path, size, mtime_ns) -> sha256, for this process
 
 
@@ -99,7 +100,8 @@ def identity_difference(old: dict | None, new: dict) -> str | None:
         return None
     if not isinstance(old, dict):
         return "no identity recorded (written before identities were)"
-    parts = [name for name in ("model", "tokenized", "data") if old.get(name) != new.get(name)]
+    names = ("model", "tokenized", "data", "init_weights")  # init_weights: blurbflow.init_from
+    parts = [name for name in names if old.get(name) != new.get(name)]
     return "differs in " + ", ".join(parts or ["its keys"]) + " content"
 
 
@@ -111,10 +113,13 @@ def file_record(path: str | os.PathLike) -> dict:
     return {"sha256": file_sha256(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def seed_records(job_dir: str | os.PathLike, seeds: Iterable[int]) -> dict[str, dict]:
-    """seed -> {file name -> record} for the manifest."""
+def seed_records(
+    job_dir: str | os.PathLike, seeds: Iterable[int], names: Iterable[str] = SEED_FILES
+) -> dict[str, dict]:
+    """seed -> {file name -> record} for the manifest (`names`: SEED_FILES, and weights.pt for a
+    job whose cells keep their weights)."""
     return {
-        str(seed): {name: file_record(Path(job_dir, f"seed{seed}", name)) for name in SEED_FILES}
+        str(seed): {name: file_record(Path(job_dir, f"seed{seed}", name)) for name in names}
         for seed in seeds
     }
 
@@ -146,8 +151,10 @@ def stale_manifests(manifests: Iterable[str], missing: list | None = None) -> li
                 files = json.loads(handle.read()).get("files")
             prefix = manifest[: -len(os.path.basename(manifest))]
             for seed, records in files.items():
-                for name in SEED_FILES:
-                    path, record = f"{prefix}seed{seed}/{name}", records[name]
+                if not records.keys() >= _SEED_SET:  # these always; weights.pt when recorded
+                    raise KeyError(seed)
+                for name, record in records.items():
+                    path = f"{prefix}seed{seed}/{name}"
                     info = stat(path)
                     if (info.st_size, info.st_mtime_ns) != (record["size"], record["mtime_ns"]):
                         if not record_matches(path, record):

@@ -39,6 +39,7 @@ def check_study_selection(config: dict) -> None:
     (per model and task, the recipe of a group best on dev) and `reference_models`
     (hyperparameters chosen per task on those models, applied to all)."""
     for name, study in config.get("studies", {}).items():
+        check_cross_validation(config, name, study)
         where, recipes = f"studies.{name}", study.get("recipes", [])
         for recipe, scope in (study.get("recipe_scope") or {}).items():
             if recipe not in recipes:
@@ -78,3 +79,108 @@ def check_study_selection(config: dict) -> None:
                 raise ConfigError(
                     f"{where}.reference_models: {model!r} is not one of the study's models"
                 )
+
+
+# --- cross-validation (Bio-LM: GAD and EU-ADR over Lee et al.'s 10 folds) ----------------------
+
+CV_KEYS = {"tasks", "tune_fold", "statistic"}
+FOLD_STATISTICS = ("median", "mean")
+
+
+def cross_validation(study: dict) -> dict:
+    """The study's `cross_validation` with its defaults (tune fold 1, median over folds);
+    `{}` when the study has none."""
+    section = study.get("cross_validation")
+    if not section:
+        return {}
+    return {"tune_fold": 1, "statistic": "median", **section}
+
+
+def task_runs(study: dict, task: str) -> list[tuple[str, str | None]]:
+    """(task that runs, tune task or None) for one of the study's tasks: the task itself, or
+    with cross-validation its tune fold (a search: hyperparameters and epochs chosen on its
+    dev) and every other fold (trained on train+dev with what the tune fold chose)."""
+    from blurbflow.tasks.crossval import fold_tasks
+
+    cv = cross_validation(study)
+    if task not in cv.get("tasks", []):
+        return [(task, None)]
+    folds = fold_tasks(task)
+    tune = folds[int(cv["tune_fold"]) - 1]
+    return [(tune, None), *((fold, tune) for fold in folds if fold != tune)]
+
+
+def evaluation_options(options: dict, tune_task: str) -> dict:
+    """An evaluation fold's options from those of its recipe on that fold: hyperparameters and
+    epochs from the tune fold's search (`hparams_from` the same recipe, `hparams_task`), trained
+    on the fold's whole train file, the last epoch kept (no dev held out, no early stopping)."""
+    from blurbflow.grid import SELECTED, SELECTED_KEYS, selection_file
+
+    recipe, model = options["recipe"], options["model"]
+    evaluation = {**options, **dict.fromkeys(SELECTED_KEYS), "epochs": options["epochs"]}
+    evaluation.update(
+        hparams=SELECTED,
+        hparams_from=[recipe],
+        hparams_task=tune_task,
+        selection_file=selection_file(model, tune_task, recipe),
+        train_on="train+dev",
+        select="last",
+    )
+    for key in ("patience", "eval_every_steps"):  # nothing to stop on; evaluate per epoch
+        if evaluation.get(key):
+            evaluation[key] = None
+    return evaluation
+
+
+def _recipe_key(config: dict, recipe: str, key: str):
+    """A recipe's `key` through its `extends` chain, then `defaults` (None when unset)."""
+    recipes, seen = config.get("recipes") or {}, set()
+    while recipe in recipes and recipe not in seen:
+        seen.add(recipe)
+        entry = recipes[recipe] or {}
+        if key in entry:
+            return entry[key]
+        recipe = entry.get("extends")
+    return (config.get("defaults") or {}).get(key)
+
+
+def check_cross_validation(config: dict, name: str, study: dict) -> None:
+    """`studies.{name}.cross_validation`: tasks of the study that publish folds, a tune fold
+    among them, a fold statistic, and recipes that select on the tune fold's dev."""
+    from blurbflow.tasks.crossval import FOLD_TASKS, fold_tasks
+
+    section = study.get("cross_validation")
+    if section is None:
+        return
+    where = f"studies.{name}.cross_validation"
+    if not isinstance(section, dict) or not section.get("tasks"):
+        raise ConfigError(f"{where}: give `{{tasks: [gad], tune_fold: 1, statistic: median}}`")
+    if unknown := set(section) - CV_KEYS:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use tasks, tune_fold, statistic"
+        )
+    for task in section["tasks"]:
+        if task not in study.get("tasks", []):
+            raise ConfigError(f"{where}.tasks: {task!r} is not one of the study's tasks")
+        if not fold_tasks(task):
+            raise ConfigError(
+                f"{where}.tasks: {task!r} has no published folds; cross-validated tasks: "
+                f"{', '.join(FOLD_TASKS)}"
+            )
+        tune = section.get("tune_fold", 1)
+        count = len(fold_tasks(task))
+        if isinstance(tune, bool) or not isinstance(tune, int) or not 1 <= tune <= count:
+            raise ConfigError(f"{where}.tune_fold: {tune!r} is not a fold of {task} (1..{count})")
+    if section.get("statistic", "median") not in FOLD_STATISTICS:
+        raise ConfigError(
+            f"{where}.statistic: {section['statistic']!r} is not one of "
+            f"{', '.join(FOLD_STATISTICS)}"
+        )
+    for recipe in study.get("recipes", []):
+        if _recipe_key(config, recipe, "hparams_from") or (
+            _recipe_key(config, recipe, "train_on") == "train+dev"
+        ):
+            raise ConfigError(
+                f"{where}: recipe {recipe!r} takes `hparams_from` or trains on train+dev; a "
+                "cross-validated recipe selects on the tune fold's dev itself (use a search recipe)"
+            )

@@ -10,6 +10,7 @@ from blurbflow.config import (
     expand_cells,
     input_key,
 )
+from blurbflow.init_from import source_job
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
 from blurbflow.tasks import TASKS, register_tasks
@@ -34,6 +35,13 @@ TABLE_FILES = expand(
     "results/tables/{study}.{ext}", study=config["studies"], ext=["csv", "md", "tex"]
 )
 DATA_SOURCE = config.get("data", {}).get("source", "download")
+if DATA_SOURCE == "generated":  # a task without synthetic data stops the run before any job
+    from blurbflow.data.generate import check_generated
+
+    try:
+        check_generated(STUDY_TASKS)
+    except ValueError as err:
+        raise WorkflowError(f"Invalid configuration: {err}") from None
 # Aggregation, tables and report read the config as Python values (snakemake.config in their
 # scripts); its hash is their param, so they re-run when any study definition changes.
 CONFIG_HASH = config_hash(config)
@@ -221,6 +229,8 @@ def finetune_inputs(wildcards):
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
     if "selection_file" in job.options:  # `hparams_from`: the search's choice (select.smk)
         inputs["selection"] = job.options["selection_file"]
+    if "init_from" in job.options:  # the source job whose weights it starts from
+        inputs["init_from"] = f"{source_job(job.options)}/seeds.json"
     return inputs
 
 

@@ -3,12 +3,13 @@
 # Snakemake re-runs exactly the jobs whose options or seeds changed (or whose seed files changed
 # since: the `recheck` input); inside, a seed whose result verifies for these options and this
 # identity is kept (blurbflow.train.job), so adding a seed trains that seed only. Library edits
-# alone re-queue nothing (bump `code_version`).
+# alone re-queue nothing (bump `code_version`). A recipe with `init_from` also takes the source
+# job's seeds.json: a re-run source re-runs it (blurbflow.init_from).
 
 
 rule finetune:
     input:
-        unpack(finetune_inputs),  # tokenized data and model; rechecks seed files (common.smk)
+        unpack(finetune_inputs),  # tokenized data, model, [init_from source]; rechecks (common.smk)
     output:
         "results/cells/{model}/{task}/{recipe}/{hparams}/seeds.json",
     params:

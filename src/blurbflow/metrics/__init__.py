@@ -5,6 +5,7 @@ from blurbflow.metrics.chance import chance_baseline
 from blurbflow.metrics.scores import (
     METRICS,
     accuracy,
+    also_reported,
     compute_metric,
     entity_f1,
     hoc_micro_f1,
@@ -19,6 +20,7 @@ __all__ = [
     "BLURB_TYPES",
     "METRICS",
     "accuracy",
+    "also_reported",
     "blurb_label",
     "blurb_score",
     "chance_baseline",

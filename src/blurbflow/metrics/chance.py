@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from blurbflow.metrics.scores import compute_metric
+from blurbflow.metrics.span import METRICS as SPAN_METRICS
+from blurbflow.metrics.span import span_chance
 from blurbflow.tasks.registry import TaskSpec
 
 
@@ -43,11 +45,14 @@ def chance_baseline(spec: TaskSpec, train_gold: Sequence, eval_gold: Sequence) -
     the empty set, each hallmark alone and the most frequent label set. Classification: the best
     single label — the train majority for accuracy; for RE micro F1 the majority is the negative
     label (0) unless a positive label scores higher; for GAD, always-"1" versus the majority.
+    Extractive QA: `blurbflow.metrics.span.span_chance` (a computed value, not 0).
     """
     if spec.metric in ("entity_f1", "pico_macro_f1"):
         return compute_metric(spec, eval_gold, _all_outside(eval_gold))
     if spec.metric == "pearson":
         return 0.0
+    if spec.metric in SPAN_METRICS:  # extractive QA: "no answer" or the frequent answers
+        return span_chance(lambda g, p: compute_metric(spec, g, p), train_gold, eval_gold)
     if not len(eval_gold):
         raise ValueError(f"task {spec.name}: no evaluation labels for the chance baseline")
     reference = train_gold if len(train_gold) else eval_gold

@@ -5,10 +5,12 @@ Every metric here is "higher is better"; hyperparameter selection and the tables
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 
+from blurbflow.metrics import span
 from blurbflow.tasks.registry import TaskSpec
 
 
@@ -158,6 +160,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "hoc_micro_f1": hoc_micro_f1,
     "accuracy": accuracy,
     "macro_f1": macro_f1,
+    **span.METRICS,  # extractive QA (SQuAD, BioASQ factoid)
 }
 
 
@@ -179,6 +182,8 @@ def metric_options(spec: TaskSpec) -> dict:
         return {"labels": [label for label in spec.labels if label != "O"]}
     if spec.metric in ("hoc_micro_f1", "macro_f1"):
         return {"labels": spec.labels}
+    if spec.metric in ("squad_f1", "squad_em"):
+        return {"version": str(spec.options.get("version", "2.0"))}
     return {}
 
 
@@ -189,3 +194,16 @@ def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
     except KeyError:
         raise KeyError(f"task {spec.name}: unknown metric {spec.metric!r}") from None
     return metric(gold, pred, **metric_options(spec))
+
+
+def also_reported(spec: TaskSpec, gold: Sequence, pred: Sequence) -> dict[str, float]:
+    """Scores recorded beside the primary one: extractive QA's metric family (SQuAD: F1 and
+    exact match; BioASQ factoid: MRR, strict and lenient accuracy); {} for every other task."""
+    if spec.metric not in span.METRICS:
+        return {}
+    family = spec.metric.split("_")[0] + "_"
+    return {
+        name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
+        for name in span.METRICS
+        if name.startswith(family)
+    }

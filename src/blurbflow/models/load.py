@@ -223,6 +223,22 @@ def _weights_kwargs(source: str) -> dict:
     return kwargs
 
 
+def pretrained(auto, source: str, config, trust_remote_code: bool, num_tokens: int | None):
+    """`auto.from_pretrained` with every encoder weight checked as loaded, and the embeddings
+    grown to `num_tokens` (added entity markers)."""
+    model, info = auto.from_pretrained(
+        source,
+        config=config,
+        trust_remote_code=trust_remote_code,
+        output_loading_info=True,
+        **_weights_kwargs(source),
+    )
+    check_loaded(model, info, source)
+    if num_tokens is not None and num_tokens > model.get_input_embeddings().num_embeddings:
+        model.resize_token_embeddings(num_tokens)
+    return model
+
+
 def load_for_task(
     source: str,
     spec: TaskSpec,
@@ -248,6 +264,10 @@ def load_for_task(
         AutoModelForTokenClassification,
     )
 
+    if spec.kind.target == "span":  # extractive QA: the encoder under a span head
+        from blurbflow.models.heads import span_model
+
+        return span_model(source, dropout, head, num_tokens, trust_remote_code)
     token_level, problem_type = spec.kind.token_level, spec.kind.problem_type
     labels = list(spec.labels if labels is None else labels)
     config_kwargs = dropout_settings(source, dropout, trust_remote_code)
@@ -271,16 +291,7 @@ def load_for_task(
         auto = AutoModelForTokenClassification
     else:
         auto = AutoModelForSequenceClassification
-    model, info = auto.from_pretrained(
-        source,
-        config=config,
-        trust_remote_code=trust_remote_code,
-        output_loading_info=True,
-        **_weights_kwargs(source),
-    )
-    check_loaded(model, info, source)
-    if num_tokens is not None and num_tokens > model.get_input_embeddings().num_embeddings:
-        model.resize_token_embeddings(num_tokens)
+    model = pretrained(auto, source, config, trust_remote_code, num_tokens)
     if not custom:
         return model
     from blurbflow.models.heads import TaskModel

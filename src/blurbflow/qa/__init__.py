@@ -21,6 +21,8 @@ _WHERE = {
     "factoid_answers": "decode",
     "SpanHead": "head",
     "SpanModel": "head",
+    "SpanOutput": "head",
+    "span_settings": "settings",
     "span_loss": "head",
     "normalize_answer": "metrics",
     "squad_scores": "metrics",

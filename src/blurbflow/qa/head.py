@@ -47,9 +47,22 @@ class SpanHead(nn.Module):
         return start, end
 
 
+class SpanOutput(dict):
+    """{"start_logits", "end_logits"[, "loss"]} that the training loop also reads as
+    `.loss` and `.logits` ((batch, tokens, 2): start and end stacked), as transformers' outputs."""
+
+    @property
+    def loss(self) -> torch.Tensor | None:
+        return self.get("loss")
+
+    @property
+    def logits(self) -> torch.Tensor:
+        return torch.stack([self["start_logits"], self["end_logits"]], dim=-1)
+
+
 class SpanModel(nn.Module):
-    """An `AutoModel` encoder with a `SpanHead`; forward returns {"start_logits",
-    "end_logits"} and, given start/end positions, "loss"."""
+    """An `AutoModel` encoder with a `SpanHead`; forward returns a `SpanOutput` with the loss
+    when start/end positions are given (or `labels`: (batch, 2) start and end)."""
 
     def __init__(self, encoder: nn.Module, dropout: float | None = None):
         super().__init__()
@@ -66,6 +79,9 @@ class SpanModel(nn.Module):
     def base_model(self) -> nn.Module:  # layer surgery finds the encoder through this
         return self.encoder.base_model
 
+    def get_input_embeddings(self) -> nn.Module:
+        return self.encoder.get_input_embeddings()
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -73,13 +89,16 @@ class SpanModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
-    ) -> dict[str, torch.Tensor]:
+        labels: torch.Tensor | None = None,
+    ) -> SpanOutput:
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             inputs["token_type_ids"] = token_type_ids
         hidden = self.encoder(**inputs).last_hidden_state
         start, end = self.head(hidden, attention_mask)
-        out = {"start_logits": start, "end_logits": end}
+        out = SpanOutput(start_logits=start, end_logits=end)
+        if labels is not None:
+            start_positions, end_positions = labels[:, 0], labels[:, 1]
         if start_positions is not None and end_positions is not None:
             out["loss"] = span_loss(start, end, start_positions, end_positions)
         return out

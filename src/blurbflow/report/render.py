@@ -20,7 +20,12 @@ from blurbflow.report.seeds import seed_sections
 from blurbflow.results.formats import entry_text
 from blurbflow.results.schema import STATUSES
 from blurbflow.results.selection import shown_study
-from blurbflow.results.stats import baseline_tests, compute_spent, failure_rates
+from blurbflow.results.stats import (
+    baseline_tests,
+    compute_spent,
+    failure_rates,
+    fine_tuning_times,
+)
 from blurbflow.results.study import DIMS, STUDY_COLUMNS, in_study, study_cells
 from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
 
@@ -152,6 +157,7 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         else None,
         "counts": status_counts(everything),
         "compute": compute_spent(everything, study),
+        "times": _records(fine_tuning_times(cells, study)),
         "failures": _records(failure_rates(everything, study, selected)),
         "seed_sections": seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),

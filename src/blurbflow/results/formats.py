@@ -97,9 +97,10 @@ MEDIAN_FIRST = "Median (IQR: 75th minus 25th percentile) over seeds; bold: the b
 
 def _captions(table: pd.DataFrame) -> tuple[list[str], str]:
     """(lines before the first grid, caption of the second) for the table's statistic."""
+    folds = [table.attrs["folds"], ""] if table.attrs.get("folds") else []
     if table.attrs.get("statistic") == "median":
-        return [MEDIAN_FIRST, ""], MEAN_CAPTION
-    return [], MEDIAN_CAPTION
+        return [MEDIAN_FIRST, *folds], MEAN_CAPTION
+    return folds, MEDIAN_CAPTION
 
 
 def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:

@@ -65,6 +65,9 @@ class Result(TypedDict, total=False):
     host: str
     slurm_job_id: str | None
     predictions_sha256: str
+    # intermediate fine-tuning (blurbflow.init_from): what a dependant loaded; a source's weights
+    init_loaded: dict[str, Any]  # loaded (count), fresh and unused tensor names
+    weights_sha256: str  # seed{N}/weights.pt of a `keep_weights` cell
     traceback: list[str]  # failed only
 
 

@@ -24,6 +24,7 @@ rate (the report lists them).
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections.abc import Sequence
@@ -31,16 +32,47 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from blurbflow.results.folds import shown_tasks
 from blurbflow.results.selection import recipe_members, shown_study
 from blurbflow.results.study import in_study, ordered_tasks, seed_scores, study_cells
 
 TEST_COLUMNS = [
-    "model", "task", "recipe", "baseline", "n", "n_baseline", "mean", "mean_baseline",
-    "std", "std_baseline", "delta", "p_value", "p_holm", "p_mannwhitney",
+    "model",
+    "task",
+    "recipe",
+    "baseline",
+    "n",
+    "n_baseline",
+    "mean",
+    "mean_baseline",
+    "std",
+    "std_baseline",
+    "delta",
+    "p_value",
+    "p_holm",
+    "p_mannwhitney",
 ]
 FAILURE_COLUMNS = [
-    "recipe", "runs", "diverged", "collapsed", "failure_rate", "runs_all", "diverged_all",
-    "collapsed_all", "failure_rate_all", "crashed", "missing",
+    "recipe",
+    "runs",
+    "diverged",
+    "collapsed",
+    "failure_rate",
+    "runs_all",
+    "diverged_all",
+    "collapsed_all",
+    "failure_rate_all",
+    "crashed",
+    "missing",
+]
+TIME_COLUMNS = [
+    "model",
+    "task",
+    "runs",
+    "median_seconds",
+    "per_epoch_seconds",
+    "total_seconds",
+    "device",
 ]
 
 
@@ -111,15 +143,23 @@ def baseline_tests(
                 if recipe == baseline:
                     continue
                 other = scores.get((model, task, recipe), [])
-                rows.append({
-                    "model": model, "task": task, "recipe": recipe, "baseline": baseline,
-                    "n": len(other), "n_baseline": len(base),
-                    "mean": _mean(other), "mean_baseline": _mean(base),
-                    "std": _std(other), "std_baseline": _std(base),
-                    "delta": _mean(other) - _mean(base) if other and base else math.nan,
-                    "p_value": welch_p(other, base),
-                    "p_mannwhitney": mannwhitney_p(other, base),
-                })
+                rows.append(
+                    {
+                        "model": model,
+                        "task": task,
+                        "recipe": recipe,
+                        "baseline": baseline,
+                        "n": len(other),
+                        "n_baseline": len(base),
+                        "mean": _mean(other),
+                        "mean_baseline": _mean(base),
+                        "std": _std(other),
+                        "std_baseline": _std(base),
+                        "delta": _mean(other) - _mean(base) if other and base else math.nan,
+                        "p_value": welch_p(other, base),
+                        "p_mannwhitney": mannwhitney_p(other, base),
+                    }
+                )
     frame = pd.DataFrame(rows, columns=TEST_COLUMNS)
     frame["p_holm"] = holm(frame["p_value"].tolist()) if len(frame) else []
     return frame
@@ -141,7 +181,9 @@ def _failure_counts(cells: pd.DataFrame) -> dict[str, float]:
     collapsed = int(failed_runs(finished).sum()) - diverged
     runs = len(finished)
     return {
-        "runs": runs, "diverged": diverged, "collapsed": collapsed,
+        "runs": runs,
+        "diverged": diverged,
+        "collapsed": collapsed,
         "failure_rate": 100.0 * (diverged + collapsed) / runs if runs else math.nan,
     }
 
@@ -161,12 +203,15 @@ def failure_rates(
         at_selected = _failure_counts(selected[selected["recipe"] == recipe])
         all_runs = everything[everything["recipe"].isin(recipe_members(study, recipe))]
         overall = _failure_counts(all_runs)
-        rows.append({
-            "recipe": recipe, **at_selected,
-            **{f"{key}_all": value for key, value in overall.items()},
-            "crashed": int((all_runs["status"] == "failed").sum()),
-            "missing": int((all_runs["status"] == "missing").sum()),
-        })
+        rows.append(
+            {
+                "recipe": recipe,
+                **at_selected,
+                **{f"{key}_all": value for key, value in overall.items()},
+                "crashed": int((all_runs["status"] == "failed").sum()),
+                "missing": int((all_runs["status"] == "missing").sum()),
+            }
+        )
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
@@ -179,3 +224,56 @@ def compute_spent(cells: pd.DataFrame, study: dict) -> dict[str, float]:
         "gpu_hours": float(everything["gpu_hours"].sum()) if len(everything) else 0.0,
         "wall_hours": float(everything["wall_seconds"].sum()) / 3600 if len(everything) else 0.0,
     }
+
+
+def _seconds_per_epoch(epochs) -> float:
+    """A run's evaluated time (training plus its dev/test evaluations, summed over its
+    evaluation records) over the epochs it reached; NaN without timed records."""
+    records = json.loads(epochs) if isinstance(epochs, str) else epochs
+    timed = [
+        r
+        for r in records or []
+        if isinstance(r, dict)
+        and isinstance(r.get("seconds"), int | float)
+        and math.isfinite(r["seconds"])
+    ]
+    if not timed:
+        return math.nan
+    reached = max(int(r.get("epoch") or 1) for r in timed)
+    return sum(r["seconds"] for r in timed) / reached
+
+
+def fine_tuning_times(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
+    """Per (model, task) of the study, the time of one fine-tuning run, as BioM-Transformers
+    reports it: the median wall-clock seconds of a run (its result's `wall_seconds`, setup and
+    evaluations included) over the ok runs of every seed and hyperparameter setting (`runs`),
+    the median over those runs of seconds per epoch, the total seconds of every cell of the
+    study for that pair (as `compute_spent` counts them), and the devices the runs ran on."""
+    wanted = ["model", "task", "recipe", "seed", "status", "wall_seconds", "epochs", "device"]
+    light = cells[[c for c in wanted if c in cells.columns]]
+    light = light[in_study(light, study)]
+    light = light.assign(task=shown_tasks(light["task"], study))  # a fold counts as its task
+    groups = dict(list(light.groupby(["model", "task"], sort=False))) if len(light) else {}
+    rows = []
+    for model in study["models"]:
+        for task in ordered_tasks(study["tasks"]):
+            group = groups.get((model, task), light.iloc[:0])
+            ok = group[(group["status"] == "ok") & group["wall_seconds"].notna()]
+            per_epoch = (
+                pd.Series([_seconds_per_epoch(e) for e in ok["epochs"]], dtype="float64")
+                if "epochs" in ok.columns
+                else pd.Series(dtype="float64")
+            ).dropna()
+            devices = ok["device"].dropna() if "device" in ok.columns else []
+            rows.append(
+                {
+                    "model": model,
+                    "task": task,
+                    "runs": len(ok),
+                    "median_seconds": float(ok["wall_seconds"].median()) if len(ok) else math.nan,
+                    "per_epoch_seconds": float(per_epoch.median()) if len(per_epoch) else math.nan,
+                    "total_seconds": float(group["wall_seconds"].sum()),
+                    "device": ", ".join(sorted({str(d) for d in devices})),
+                }
+            )
+    return pd.DataFrame(rows, columns=TIME_COLUMNS)

@@ -10,13 +10,14 @@ import pandas as pd
 
 from blurbflow.metrics.blurb import BLURB_TYPES
 from blurbflow.results.aggregate import select_hparams
+from blurbflow.results.folds import fold_rows, shown_tasks
 from blurbflow.results.selection import (
     choose_recipes,
     run_recipes,
     scope_mask,
     select_on_reference,
 )
-from blurbflow.studies import study_seeds
+from blurbflow.studies import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
 
 DIMS = ("model", "task", "recipe")
@@ -36,17 +37,19 @@ def ordered_tasks(tasks: Sequence[str]) -> list[str]:
 def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
     """Mask of the study's cells (every status and hyperparameters; every recipe of a `choose`
     group, each only where its `recipe_scope` runs it)."""
+    shown = shown_tasks(cells["task"], study)  # a cross-validated task's folds are that task
     keep = (
         cells["model"].isin(study["models"])
-        & cells["task"].isin(study["tasks"])
+        & shown.isin(study["tasks"])
+        & ~cells["task"].isin(cross_validation(study).get("tasks", []))
         & cells["recipe"].isin(run_recipes(study))
-        & scope_mask(cells, study)
+        & scope_mask(cells.assign(task=shown), study)
     )
     seeds = study.get("seeds")
     if isinstance(seeds, dict):
         allowed = pd.Series(False, index=cells.index)
         for task in study["tasks"]:
-            allowed |= (cells["task"] == task) & cells["seed"].isin(study_seeds(study, task))
+            allowed |= (shown == task) & cells["seed"].isin(study_seeds(study, task))
         keep &= allowed
     elif seeds is not None:
         keep &= cells["seed"].isin(study_seeds(study))
@@ -64,13 +67,14 @@ STUDY_COLUMNS = [
 def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     """The study's cells (every status), at the hyperparameters selected on dev over the
     study's seeds (on its `reference_models` when it names them), each `choose` group reduced
-    to its recipe best on dev (see `results.selection`); only the STUDY_COLUMNS that `cells`
-    has (and `chosen` with groups)."""
+    to its recipe best on dev (see `results.selection`), a cross-validated task's folds reduced
+    to one row per seed (`results.folds`); only the STUDY_COLUMNS that `cells` has (and
+    `chosen` with groups, `folds` with cross-validation)."""
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
     light = light[in_study(light, study)]
     reference = study.get("reference_models")
     selected = select_on_reference(light, reference) if reference else select_hparams(light)
-    return choose_recipes(selected, study)
+    return choose_recipes(fold_rows(selected, study), study)
 
 
 def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:

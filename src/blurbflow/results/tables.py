@@ -20,8 +20,10 @@ from blurbflow.results.study import (
     seed_scores,
     study_cells,
 )
+from blurbflow.studies import cross_validation
 
 STATS = ("mean", "std", "median", "iqr", "n", "diverged", "best")
+FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score
 STATISTICS = ("mean", "median")  # a study's `statistic`: the entry value, bold and BLURB
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
@@ -88,6 +90,32 @@ def seed_summary(values: Sequence[float]) -> dict:
     }
 
 
+def table_stats(study: dict) -> tuple[str, ...]:
+    """The stats of each table column: STATS, and `folds` in a cross-validated study."""
+    return (*STATS, FOLDS) if cross_validation(study) else STATS
+
+
+def fold_counts(selected: pd.DataFrame) -> dict[tuple, int]:
+    """(model, task, recipe) → the fewest evaluation folds behind one of its ok seeds' scores
+    (cross-validated tasks only)."""
+    if FOLDS not in selected.columns:
+        return {}
+    ok = selected[(selected["status"] == "ok") & selected[FOLDS].notna()]
+    return {key: int(v) for key, v in ok.groupby(list(DIMS), sort=False)[FOLDS].min().items()}
+
+
+def fold_note(study: dict) -> str:
+    """The cross-validated tasks' entries in words, for captions ('' without)."""
+    cv = cross_validation(study)
+    if not cv:
+        return ""
+    return (
+        f"{', '.join(cv['tasks'])}: per seed the {cv['statistic']} test score over the folds "
+        f"but the tune fold {cv['tune_fold']} (hyperparameters and epochs chosen on its dev); "
+        "`folds`: how many"
+    )
+
+
 def _label(values: Sequence[str]) -> str:
     return " / ".join(values) if values else "test"
 
@@ -141,6 +169,7 @@ def study_table(
     order["task"] = ordered_tasks(order["task"])
     selected = study_cells(cells, study) if selected is None else selected
     scores, diverged = seed_scores(selected), diverged_counts(selected)
+    stats, folds = table_stats(study), fold_counts(selected)
 
     column_keys = list(itertools.product(*(order[d] for d in column_dims)))
     entries = []
@@ -150,6 +179,7 @@ def study_table(
             key.update({d: order[d][0] for d in DIMS if d not in key})
             summary = seed_summary(scores.get(tuple(key[d] for d in DIMS), []))
             summary["diverged"] = diverged.get(tuple(key[d] for d in DIMS), 0)
+            summary[FOLDS] = folds.get(tuple(key[d] for d in DIMS), 0)
             entries.append({**key, **summary, "row": row, "column": _label(column)})
     entries += _blurb_entries(entries, rows_dim, column_dims, order)
     _mark_best(entries, compared_dimension(study), study_statistic(study))
@@ -158,17 +188,17 @@ def study_table(
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
     empty = {
         "mean": math.nan, "std": math.nan, "median": math.nan, "iqr": math.nan, "n": 0,
-        "diverged": 0, "best": False,
+        "diverged": 0, "best": False, FOLDS: 0,
     }
-    data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in STATS}
+    data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in stats}
     position = {row: i for i, row in enumerate(row_labels)}
     for entry in entries:
-        for stat in STATS:
+        for stat in stats:
             data[(entry["column"], stat)][position[entry["row"]]] = entry.get(stat, False)
     table = pd.DataFrame(
         data,
         index=pd.Index(row_labels, name=rows_dim),
-        columns=pd.MultiIndex.from_product([column_labels, STATS], names=["column", "stat"]),
+        columns=pd.MultiIndex.from_product([column_labels, stats], names=["column", "stat"]),
     )
     table = _typed(table, column_labels)
     table.attrs.update({
@@ -176,6 +206,7 @@ def study_table(
         "study": name, "title": study.get("title", name), "rows": rows_dim,
         "columns": column_dims, "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
         "best_rule": best_rule(study), "statistic": study_statistic(study),
+        "folds": fold_note(study),
     })
     return table
 
@@ -221,6 +252,8 @@ def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
         table[(label, "n")] = table[(label, "n")].astype("int64")
         table[(label, "diverged")] = table[(label, "diverged")].astype("int64")
         table[(label, "best")] = table[(label, "best")].astype("bool")
+        if (label, FOLDS) in table.columns:
+            table[(label, FOLDS)] = table[(label, FOLDS)].astype("int64")
     return table
 
 
@@ -233,8 +266,9 @@ def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
     or ''}, read in one pass (`.loc` per entry is slow)."""
     columns = {column: table[column].tolist() for column in table.columns}
     chosen = table.attrs.get("chosen") or {}
+    stats = list(dict.fromkeys(table.columns.get_level_values("stat")))
     return {
-        (row, label): {**{stat: columns[(label, stat)][i] for stat in STATS},
+        (row, label): {**{stat: columns[(label, stat)][i] for stat in stats},
                        "chosen": chosen.get((row, label), "")}
         for i, row in enumerate(table.index) for label in column_labels(table)
     }

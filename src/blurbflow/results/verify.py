@@ -13,6 +13,7 @@ from pathlib import Path
 
 from blurbflow.config import options_json
 from blurbflow.identity import file_sha256, identity_difference
+from blurbflow.init_from import WEIGHTS, with_source_weights
 from blurbflow.results.schema import CELL_KEYS, FINISHED, identity_from_path
 from blurbflow.tasks.registry import TASKS
 
@@ -76,6 +77,18 @@ def rescore_test(predictions: str | os.PathLike, task: str) -> float | None:
     return compute_metric(TASKS[task], gold, pred)
 
 
+def weights_problem(path, result: dict, options: dict) -> str | None:
+    """A cell that dependants start from (`keep_weights`) must hold the weights it saved."""
+    if not options.get("keep_weights"):
+        return None
+    weights = Path(path).parent / WEIGHTS
+    if not weights.is_file():
+        return f"{WEIGHTS} is missing (dependants start from it: init_from)"
+    if file_sha256(weights) != result.get("weights_sha256"):
+        return f"{WEIGHTS} is not the file the job wrote (sha256 differs)"
+    return None
+
+
 def verify_result(
     path: str | os.PathLike,
     result,
@@ -103,7 +116,14 @@ def verify_result(
     problem = options_difference(result.get("options"), options)
     if problem:
         return f"its options differ from the config's: {problem}"
+    problem = weights_problem(path, result, options)
+    if problem:
+        return problem
     if identity is not None:
+        try:  # init_from: the source weights on disk now, not those the job once saw
+            identity = with_source_weights(identity, options, Path(path).parent)
+        except FileNotFoundError as error:
+            return f"the weights it started from are gone: {error}"
         problem = identity_difference(result.get("identity"), identity)
         if problem:
             return f"its identity {problem} from what the job computed"

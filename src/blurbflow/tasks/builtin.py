@@ -72,18 +72,19 @@ CRICHTON_DIGESTS = {
 }
 
 
+def ner_task(name: str, raw: Source, size: int, **options) -> TaskSpec:
+    """A NER task read by the CoNLL parser, tags collapsed to B/I/O."""
+    return TaskSpec(
+        name=name, type="ner", labels=NER_LABELS, parser="conll", size=size, raw=(raw,),
+        options=options,
+    )  # fmt: skip
+
+
 def _ner(name: str, folder: str, size: int) -> TaskSpec:
-    """A BLURB NER task: one corpus of Crichton et al.'s collection, tags collapsed to B/I/O."""
+    """A BLURB NER task: one corpus of Crichton et al.'s collection."""
     files = ("train.tsv", "devel.tsv", "test.tsv")
     digests = (CRICHTON_DIGESTS[f"{folder}/{file}"] for file in files)
-    return TaskSpec(
-        name=name,
-        type="ner",
-        labels=NER_LABELS,
-        parser="conll",
-        size=size,
-        raw=(crichton(name, folder, *digests),),
-    )
+    return ner_task(name, crichton(name, folder, *digests), size)
 
 
 # fmt: off
@@ -127,7 +128,7 @@ ENTRIES: list[TaskSpec] = [
     ),
     TaskSpec(
         name="gad", type="re", metric="positive_f1", max_length=128, parser="gad", size=4261,
-        labels=("0", "1"), negative_label="0", options={"train_lines": 4261},
+        labels=("0", "1"), negative_label="0", options={"train_lines": 4261}, folds=10,
         raw=(Source(
             name="gad",
             urls=("https://huggingface.co/datasets/bigbio/gad/resolve/main/data/REdata.zip",),

@@ -21,6 +21,9 @@ class Source:
     # What the parsers read: glob -> sha256 over its sorted "path  sha256" lines
     # (blurbflow.data.fetch.tree_digest). Empty where the files were not obtainable to pin.
     checksums: dict[str, str] = field(default_factory=dict)
+    # A generator in blurbflow.data.generate writes synthetic files in this layout (demo, tests).
+    # False: real downloads only; `data.source: generated` then fails naming the task.
+    generated: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)

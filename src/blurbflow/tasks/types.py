@@ -20,6 +20,7 @@ TARGETS: dict[str, tuple[str, str | None]] = {
     "label": ("label", "single_label_classification"),
     "labels": ("labels", "multi_label_classification"),  # a set of labels per instance
     "score": ("score", "regression"),
+    "span": ("gold_answers", None),  # answer spans in the context (extractive QA)
 }
 # inputs -> the prepared columns the encoder reads
 INPUTS: dict[str, tuple[str, ...]] = {
@@ -28,6 +29,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "pair": ("text_a", "text_b"),
     "question": ("question", "context"),
     "entities": ("text",),
+    "windows": ("question", "context"),  # overlapping windows over long contexts
 }
 
 
@@ -63,6 +65,16 @@ def _doccls_stats(frame) -> dict:
 
 def _label_stats(frame) -> dict:
     return {"label_counts": _label_counts(frame["label"])}
+
+
+def _span_stats(frame) -> dict:
+    """Questions (BioASQ: several instances, one per snippet), instances with/without answer."""
+    answerable = int((~frame["is_impossible"].astype(bool)).sum()) if len(frame) else 0
+    return {
+        "questions": int(frame["question_id"].nunique()),
+        "answerable": answerable,
+        "unanswerable": len(frame) - answerable,
+    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +115,14 @@ _TAGGING = {
     "input_options": ("tagging",),
 }
 _SINGLE_LABEL = {"target": "label", "stats": _label_stats}
+
+# Extractive QA (blurbflow.qa): one instance per (question, context); `question_id` groups a
+# question's instances, `gold_answers` holds what scoring compares with (SQuAD's answers,
+# BioASQ's synonyms).
+SPAN_COLUMNS = (
+    "id", "split", "question", "context", "answer_texts", "answer_starts", "is_impossible",
+    "question_id", "gold_answers",
+)  # fmt: skip
 
 # BLURB's six in the papers' order first: tables and the BLURB score list types in this order.
 TYPES: dict[str, TaskType] = {
@@ -152,6 +172,16 @@ TYPES: dict[str, TaskType] = {
             metrics=("accuracy", "macro_f1", "micro_f1"),
             blurb=False,
             **_SINGLE_LABEL,
+        ),
+        # Beyond BLURB: extractive QA (SQuAD, BioASQ factoid); docs/metrics.md
+        TaskType(
+            name="span",
+            columns=SPAN_COLUMNS,
+            inputs="windows",
+            target="span",
+            metrics=("squad_f1", "squad_em", "factoid_mrr", "factoid_strict", "factoid_lenient"),
+            stats=_span_stats,
+            blurb=False,
         ),
     ]
 }

@@ -24,6 +24,7 @@ import torch
 
 from blurbflow.config import options_json
 from blurbflow.identity import cell_identity, file_sha256
+from blurbflow.init_from import load_matching, save_weights, source_weights, with_source_weights
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.metrics import chance_baseline
 from blurbflow.models import surgery
@@ -56,10 +57,18 @@ def seed_everything(seed: int) -> None:
 
 
 def build_model_and_optimizer(
-    options: dict, spec: TaskSpec, n_train: int, num_tokens: int | None = None, device=None
+    options: dict,
+    spec: TaskSpec,
+    n_train: int,
+    num_tokens: int | None = None,
+    device=None,
+    init_weights: Path | None = None,
+    report: dict | None = None,
 ):
     """The model with the recipe's head and surgery applied (on `device`), its optimizer and LR
-    schedule. `num_tokens`: the tokenizer's size when tokens were added (entity markers)."""
+    schedule. `num_tokens`: the tokenizer's size when tokens were added (entity markers).
+    `init_weights`: fine-tuned weights to start from (init_from), loaded before the surgery so
+    that e.g. `reinit_top` re-initialises loaded layers; `report` receives what was loaded."""
     source = str(model_folder(options))
     options = with_defaults(options)
     labels = None
@@ -75,6 +84,15 @@ def build_model_and_optimizer(
         num_tokens=num_tokens,
         trust_remote_code=bool(options.get("trust_remote_code", False)),
     )
+    if init_weights is not None:
+        loaded = load_matching(model, init_weights)
+        print(
+            f"init_from: loaded {loaded['loaded']} tensors from {init_weights}; fresh: "
+            f"{', '.join(loaded['fresh']) or 'none'}",
+            flush=True,
+        )
+        if report is not None:
+            report.update(loaded)
     surgery.remove_top(model, options["remove_top"])
     surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
     surgery.freeze_lower(model, options["freeze_lower"])
@@ -118,13 +136,17 @@ def setup(
         from_splits["dev"] = splits.encoded("dev")
     train = training_data(from_splits, settings)
     pad_id, num_tokens = token_ids(meta, spec, settings, encoded)
-    device = select_device()
-    model, optimizer, scheduler = build_model_and_optimizer(
-        settings, spec, len(train["input_ids"]), num_tokens, device
-    )
-    cell_dir.mkdir(parents=True, exist_ok=True)
     if identity is None:
         identity = cell_identity(settings, encoded, data)
+    # init_from: the source weights' sha256 (FileNotFoundError naming the source job)
+    identity = with_source_weights(identity, settings, cell_dir)
+    init = source_weights(settings, cell_dir) if settings.get("init_from") else None
+    report: dict = {}
+    device = select_device()
+    model, optimizer, scheduler = build_model_and_optimizer(
+        settings, spec, len(train["input_ids"]), num_tokens, device, init, report
+    )
+    cell_dir.mkdir(parents=True, exist_ok=True)
     tagged = spec.kind.token_level
     return Run(
         name=name,
@@ -146,6 +168,7 @@ def setup(
         scheme=settings["tagging"] if tagged else "BIO",
         entities=entity_pooling(spec, settings) != "cls",
         fault=fault,
+        init_report=report or None,
     )
 
 
@@ -174,6 +197,18 @@ def write_predictions(run: Run, predictions: dict | None) -> str:
     path = run.cell_dir / "predictions.parquet"
     write_parquet_atomic(path, pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]))
     return file_sha256(path)
+
+
+def _weights_fields(run: Run) -> dict:
+    """init_from: what this cell loaded; keep_weights: its saved weights' sha256. They are the
+    weights after the last step, what fine-tuning continues from (with `select: best_dev` the
+    source's reported scores may come from an earlier evaluation)."""
+    fields = {}
+    if run.init_report:
+        fields["init_loaded"] = {k: run.init_report[k] for k in ("loaded", "fresh", "unused")}
+    if run.settings.get("keep_weights"):
+        fields["weights_sha256"] = save_weights(run.model, run.cell_dir)
+    return fields
 
 
 def finish(
@@ -221,6 +256,7 @@ def finish(
         "started": started.isoformat(),
         "finished": datetime.now(UTC).isoformat(),
         "predictions_sha256": write_predictions(run, predictions),
+        **_weights_fields(run),
     }
     write_json_atomic(result_path, result)
     checkpoint.remove(run.cell_dir)

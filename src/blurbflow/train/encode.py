@@ -12,6 +12,9 @@ RE rows also carry the entities' token positions for `re_pooling`: `e1_span`/`e2
 with `markers`) and `e1_pos`/`e2_pos` = the start token ([E1]/[E2] with markers, else the first
 mention token). An entity cut off by truncation points at [CLS] (position 0, span [0, 1)); the
 counts are in meta.json (`entities_truncated`, `entities_not_found`).
+
+Extractive-QA rows are windows over the context (`blurbflow.train.encode_span`); meta.json
+records their `windows` settings and, per split, `examples` and `answers_outside_windows`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pyarrow.parquet as pq
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import tagging as tagging_schemes
 from blurbflow.train.encode_re import encode_entities
+from blurbflow.train.encode_span import encode_windows, window_settings
 
 IGNORE = -100
 SPLITS = ("train", "dev", "test")
@@ -84,6 +88,10 @@ def _entities(frame, spec, tokenizer, max_length, options, columns, counts):
     return encode_entities(frame, spec, tokenizer, max_length, options["re_input"], columns, counts)
 
 
+def _windows(frame, spec, tokenizer, max_length, options, columns, counts):
+    return encode_windows(frame, spec, tokenizer, max_length, columns, counts)
+
+
 # TaskType.inputs -> encoder of a prepared frame (fills `columns`, returns the tokenizer output)
 ENCODERS = {
     "words": _words,
@@ -91,6 +99,7 @@ ENCODERS = {
     "pair": _pair("text_a", "text_b", True),
     "question": _pair("question", "context", "only_second"),
     "entities": _entities,
+    "windows": _windows,
 }
 # TaskType.target -> the training targets of a sequence-level task ("tags": set by `_words`)
 TARGETS = {
@@ -151,7 +160,7 @@ def encode_task(
 
     out_dir = Path(out_dir)
     kind = spec.kind
-    entities = kind.inputs == "entities"
+    entities, windows = kind.inputs == "entities", kind.inputs == "windows"
     added = add_entity_markers(tokenizer) if entities and re_input == "markers" else {}
     given = {"segment_ids": segment_ids, "tagging": tagging, "re_input": re_input}
     inputs = {"max_length": max_length, **{k: given[k] for k in kind.input_options}}
@@ -169,13 +178,15 @@ def encode_task(
             "added_tokens": added,
             "splits": {},
         }
+        if windows:  # only span tasks: other tasks' meta.json (their identity) stays as it was
+            meta["windows"] = window_settings(spec, max_length)
         if kind.token_level:
             meta["labels"] = list(tagging_schemes.scheme_labels(spec.type, spec.labels, tagging))
         for split in SPLITS:
             clock = time.monotonic()
             frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet")
             print(f"{spec.name} {split}: tokenizing {len(frame)} instances", flush=True)
-            counts = {"entities_truncated": 0, "entities_not_found": 0}
+            counts = {} if windows else {"entities_truncated": 0, "entities_not_found": 0}
             columns = _encode_frame(frame, spec, tokenizer, max_length, counts=counts, **given)
             pq.write_table(pa.table(columns), tmp / f"{split}.parquet")
             lengths = columns["length"]
@@ -183,7 +194,7 @@ def encode_task(
                 "instances": len(lengths),
                 "tokens": int(sum(lengths)),
                 "truncated": int(sum(n >= max_length for n in lengths)),
-                **(counts if entities else {}),
+                **(counts if entities or windows else {}),
             }
             print(
                 f"{spec.name} {split}: {len(lengths)} instances, {sum(lengths)} tokens, "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blurbflow.metrics import compute_metric
+from blurbflow.metrics import also_reported, compute_metric
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, checkpoint, faults
 from blurbflow.train.checkpoint import LoopState
@@ -48,6 +48,7 @@ class Run:
     entities: bool  # whether batches carry the RE entity positions
     fault: str | None = None  # blurbflow.train.faults
     precision: str | None = None  # what the device ran, set by `fit`
+    init_report: dict | None = None  # what init_from loaded (blurbflow.init_from)
 
     @property
     def log_path(self) -> Path:
@@ -174,6 +175,9 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
         "test": compute_metric(run.spec, run.splits.gold("test"), preds["test"]),
         "seconds": round(time.monotonic() - started, 3),
     }
+    for split in ("dev", "test"):  # extractive QA's other measures (other tasks: none)
+        if scores := also_reported(run.spec, run.splits.gold(split), preds[split]):
+            record[f"{split}_scores"] = scores
     if not state.records or record["dev"] > max(r["dev"] for r in state.records):
         state.best_predictions = preds
     state.records.append(record)

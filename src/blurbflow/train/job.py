@@ -20,7 +20,8 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from blurbflow.identity import cell_identity, seed_records
+from blurbflow.identity import SEED_FILES, cell_identity, seed_records
+from blurbflow.init_from import WEIGHTS
 from blurbflow.io import write_json_atomic
 from blurbflow.provenance import where_run
 from blurbflow.results.schema import FINISHED, Result, cell_key
@@ -67,6 +68,11 @@ def failure_result(options: dict, error: BaseException) -> Result:
     }
 
 
+def seed_files(options: dict) -> tuple[str, ...]:
+    """The files the manifest records per seed: a source of init_from keeps its weights too."""
+    return (*SEED_FILES, WEIGHTS) if options.get("keep_weights") else SEED_FILES
+
+
 def run_cell_job(
     options: dict,
     seeds: list[int],
@@ -108,7 +114,7 @@ def run_cell_job(
         {
             "seeds": {str(s): statuses[s] for s in seeds},
             "identity": identity,
-            "files": seed_records(Path(manifest).parent, seeds),
+            "files": seed_records(Path(manifest).parent, seeds, seed_files(options)),
         },
     )
     return statuses

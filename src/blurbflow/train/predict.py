@@ -1,5 +1,5 @@
 """Prediction and decoding: a model's logits turned into predictions shaped like the gold of the
-task's metric (word-level tags, labels, scores, label sets)."""
+task's metric (word-level tags, labels, scores, label sets, answer spans: train/decode_span.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, tagging
+from blurbflow.train.decode_span import decode_windows, predict_span, span_batch
 from blurbflow.train.device import autocast, to_device
 from blurbflow.train.encode import IGNORE
 
@@ -18,6 +19,10 @@ GOLD = {
     "score": lambda frame: frame["score"].astype(float).tolist(),
     "labels": lambda frame: [list(labels) for labels in frame["labels"]],
     "label": lambda frame: frame["label"].astype(str).tolist(),
+    "span": lambda frame: [
+        {"question_id": str(q), "answers": [str(a) for a in answers]}
+        for q, answers in zip(frame["question_id"], frame["gold_answers"], strict=True)
+    ],
 }
 
 
@@ -54,6 +59,7 @@ DECODERS = {
     "label": lambda spec, logits, data, rows, scheme: [
         spec.labels[k] for k in logits.argmax(-1).tolist()
     ],
+    "span": decode_windows,  # one prediction per instance, from all of its windows
 }
 
 
@@ -66,6 +72,8 @@ def make_batch(
     data: dict, rows: list[int], pad_id: int, label_dtype, entities: bool = False
 ) -> dict:
     """The padded batch; with `entities`, the RE entity positions that `re_pooling` reads."""
+    if "start_positions" in data:  # extractive-QA windows
+        return span_batch(data, rows, pad_id)
     batch = batching.collate(data, rows, pad_id, label_dtype)
     if entities:
         batch["entity_spans"] = torch.tensor(
@@ -89,7 +97,11 @@ def predict(
     device=None,
     precision: str | None = None,
 ) -> list:
-    """The decoded prediction of every instance of `data`, in its order."""
+    """The decoded prediction of every instance of `data`, in its order (extractive QA: of
+    every prepared instance, each decoded from all of its windows)."""
+    if spec.kind.target == "span":
+        device = device or torch.device("cpu")
+        return predict_span(model, spec, data, batch_size, pad_id, device, precision)
     model.eval()
     device = device or torch.device("cpu")
     predictions: list = [None] * len(data["input_ids"])

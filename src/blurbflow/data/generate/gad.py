@@ -1,6 +1,7 @@
 """Synthetic BioBERT REdata GAD: `GAD/{1..10}/train.tsv` (sentence<TAB>label, no header) and
 `GAD/{1..10}/test.tsv` (header `index<TAB>sentence<TAB>label`), a 10-fold cross-validation over
-one pool of sentences like the real folds. The label follows the cue phrase, with ~7% noise.
+one pool of sentences like the real folds; EU-ADR (`euadr/{1..10}/…`) the same, smaller (355
+sentences, as the real corpus). The label follows the cue phrase, with ~7% noise.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from blurbflow.data.generate.vocab import CANCERS, source_rng
 
 FOLD1_TRAIN, FOLD1_TEST = 4261 + 535, 534  # BLURB: train = first 4261 lines, dev = the rest
 FOLDS = 10
+EUADR_POOL = 355  # EU-ADR's sentences over its 10 folds
 LABEL_NOISE = 0.07
 
 INTROS = (
@@ -70,11 +72,11 @@ def _sentence(rng: random.Random) -> tuple[str, str]:
     return text, "1" if label else "0"
 
 
-def _fold_bounds(pool: int) -> list[tuple[int, int]]:
-    """Test slice per fold: fold 1 has exactly FOLD1_TEST lines, the rest share what is left."""
-    bounds = [(0, FOLD1_TEST)]
-    rest = pool - FOLD1_TEST
-    start = FOLD1_TEST
+def _fold_bounds(pool: int, first: int = FOLD1_TEST) -> list[tuple[int, int]]:
+    """Test slice per fold: fold 1 has exactly `first` lines, the rest share what is left."""
+    bounds = [(0, first)]
+    rest = pool - first
+    start = first
     for fold in range(FOLDS - 1):
         size = rest // (FOLDS - 1) + (1 if fold < rest % (FOLDS - 1) else 0)
         bounds.append((start, start + size))
@@ -85,8 +87,18 @@ def _fold_bounds(pool: int) -> list[tuple[int, int]]:
 def generate(out_dir: Path, seed: int) -> None:
     rng = source_rng("gad", seed)
     pool = [_sentence(rng) for _ in range(FOLD1_TRAIN + FOLD1_TEST)]
-    for fold, (start, end) in enumerate(_fold_bounds(len(pool)), start=1):
-        folder = out_dir / "GAD" / str(fold)
+    _write_folds(out_dir / "GAD", pool, FOLD1_TEST)
+
+
+def generate_euadr(out_dir: Path, seed: int) -> None:
+    rng = source_rng("euadr", seed)
+    pool = [_sentence(rng) for _ in range(EUADR_POOL)]
+    _write_folds(out_dir / "euadr", pool, EUADR_POOL // FOLDS)
+
+
+def _write_folds(root: Path, pool: list[tuple[str, str]], first: int) -> None:
+    for fold, (start, end) in enumerate(_fold_bounds(len(pool), first), start=1):
+        folder = root / str(fold)
         folder.mkdir(parents=True, exist_ok=True)
         train = pool[:start] + pool[end:]
         test = pool[start:end]

@@ -1,6 +1,7 @@
 """Synthetic Crichton et al. NER files: `train.tsv devel.tsv test.tsv`, token<TAB>tag lines,
 a blank line after each sentence, typed tags (B-Chemical ...). JNLPBA mimics the mirror: train has
 untyped B/I tags and `-DOCSTART- <id>` lines, devel/test typed tags and `-DOCSTART-<TAB>O` lines.
+Species-800 mimics BioBERT's archive: untyped tags, the files under `datasets/NER/s800/`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import random
 from pathlib import Path
 
 from blurbflow.data.generate.vocab import (
+    CHEM_STEMS,
     ENTITY_MAKERS,
     capitalize_first,
     source_rng,
@@ -49,6 +51,49 @@ GENIA = (
     "The {dna} contains binding sites for {protein} and {protein} .",
     "{protein} is required for the differentiation of {cell_type} .",
 )
+CHEMICALS = (
+    "{chemical} was synthesized from {chemical} in {n} steps .",
+    "The oxidation of {chemical} yields {chemical} and water .",
+    "Inhibition by {chemical} was measured at {n} micromolar .",
+    "A new method for the detection of {chemical} in serum is described .",
+    "Crystals of {chemical} were obtained from ethanol .",
+    "The binding affinity of {chemical} was {n} times higher than that of {chemical} .",
+    "No degradation of the compound was observed after {n} days .",
+)
+SPECIES = (
+    "{species} was isolated from soil samples in {n} sites .",
+    "Infection of {species} with {species} reduced survival .",
+    "The genome of {species} encodes {n} putative proteins .",
+    "Strains of {species} were grown at {n} degrees .",
+    "{species} and {species} share a common ancestor .",
+    "We sequenced {n} isolates collected from the field .",
+    "Larvae of {species} feed on the leaves of {species} .",
+)
+GENERA = ("Bacill", "Strept", "Lact", "Pseud", "Myc", "Dros", "Arabid", "Sacchar", "Plasm")
+GENUS_ENDS = ("us", "ia", "omyces", "ella", "odium", "ophila")
+EPITHETS = ("vulgaris", "aureus", "elegans", "fulvidens", "thaliana", "major", "rubra", "coli")
+COMMON_NAMES = ("mice", "rats", "zebrafish", "humans", "cattle", "wheat", "maize")
+
+
+def species(rng: random.Random) -> list[str]:
+    """A made-up binomial (Strept-ella rubra), abbreviated or a common name now and then."""
+    genus = rng.choice(GENERA) + rng.choice(GENUS_ENDS)
+    roll = rng.random()
+    if roll < 0.15:
+        return [rng.choice(COMMON_NAMES)]
+    if roll < 0.3:
+        return [f"{genus[0]}.", rng.choice(EPITHETS)]
+    return [genus, rng.choice(EPITHETS)]
+
+
+def chemical(rng: random.Random) -> list[str]:
+    """BC4CHEMD's chemicals: the shared maker's names, now and then a formula-like name."""
+    if rng.random() < 0.15:
+        return [f"{rng.choice(CHEM_STEMS)[:2].upper()}{rng.randint(2, 9)}"]
+    return ENTITY_MAKERS["chem"](rng)
+
+
+MAKERS = {**ENTITY_MAKERS, "species": species, "chemical": chemical}
 PREFIXES = ("In this study ,", "Moreover ,", "In contrast ,", "Taken together ,", "Notably ,")
 SUFFIXES = (
     "in a cohort of {n} subjects",
@@ -75,7 +120,13 @@ SOURCES = {
         },
         "jnlpba",
     ),
+    "linnaeus": (SPECIES, {"species": "Species"}, "linnaeus"),
+    "bc4chemd": (CHEMICALS, {"chemical": "Chemical"}, "bc4chemd"),
+    "species800": (SPECIES, {"species": "Species"}, "species800"),
 }
+# Sources laid out as in an archive: the folder their files lie in (see blurbflow.tasks.biolm)
+FOLDERS = {"species800": "datasets/NER/s800"}
+UNTYPED = {"species800"}  # BioBERT's preprocessed files carry bare B/I tags
 
 
 def fill_template(template: str, rng: random.Random) -> list[tuple[str, str | None, bool]]:
@@ -86,7 +137,7 @@ def fill_template(template: str, rng: random.Random) -> list[tuple[str, str | No
             out.append((str(rng.randint(3, 400)), None, False))
         elif word.startswith("{") and word.endswith("}"):
             kind = word[1:-1]
-            for i, token in enumerate(ENTITY_MAKERS[kind](rng)):
+            for i, token in enumerate(MAKERS[kind](rng)):
                 out.append((token, kind, i == 0))
         else:
             out.append((word, None, False))
@@ -120,13 +171,16 @@ def generate(source: str, out_dir: Path, seed: int) -> None:
     templates, types, family = SOURCES[source]
     rng = source_rng(family, seed)
     doc_ids = iter(synthetic_pmids(f"{family}-doc", 10_000))
+    out_dir = out_dir / FOLDERS.get(source, "")
+    out_dir.mkdir(parents=True, exist_ok=True)
     for split, size in SPLIT_SIZES.items():
         jnlpba_train = source == "jnlpba" and split == "train"
+        typed = not jnlpba_train and source not in UNTYPED
         lines: list[str] = []
         for index in range(size):
             if source == "jnlpba" and index % 8 == 0:  # a document every 8 sentences
                 lines += [f"-DOCSTART- {next(doc_ids)}" if jnlpba_train else "-DOCSTART-\tO", ""]
             for token, kind, begins in _sentence(templates, rng):
-                lines.append(f"{token}\t{_tag(kind, begins, types, typed=not jnlpba_train)}")
+                lines.append(f"{token}\t{_tag(kind, begins, types, typed)}")
             lines.append("")
         (out_dir / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -14,6 +14,7 @@ import pandas as pd
 
 from blurbflow.data.parsers import (
     bioasq,
+    bioasq_factoid,
     biosses,
     conll,
     ddi,
@@ -22,6 +23,7 @@ from blurbflow.data.parsers import (
     hoc,
     local,
     pubmedqa,
+    squad,
 )
 from blurbflow.data.parsers import chemprot as chemprot_parser
 from blurbflow.data.parsers.common import COLUMNS, SPLITS
@@ -39,6 +41,8 @@ PARSERS: dict[str, Parser] = {
     "ddi": ddi.parse,
     "ebmpico": ebmpico.parse,
     "bioasq": bioasq.parse,
+    "squad": squad.parse,  # SQuAD v1.1 / v2.0 (options["version"])
+    "bioasq-factoid": bioasq_factoid.parse,
     "local": local.parse,  # users' own files (README "Your own tasks")
     "hub": local.parse,  # users' Hugging Face datasets
 }

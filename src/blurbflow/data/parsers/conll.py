@@ -54,9 +54,11 @@ def read_conll(path: Path, source: str) -> list[tuple[list[str], list[str]]]:
 
 def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     (source,) = spec.sources
+    # option `folder`: where the files lie inside an extracted archive (BioBERT's s800)
+    folder = raw_root / source / getattr(spec, "options", {}).get("folder", "")
     frames = {}
     for split, name in SPLIT_FILES.items():
-        sentences = read_conll(raw_root / source / name, source)
+        sentences = read_conll(folder / name, source)
         rows = [
             {"id": f"{split}-{i}", "tokens": tokens, "tags": tags}
             for i, (tokens, tags) in enumerate(sentences)

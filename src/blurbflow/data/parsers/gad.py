@@ -1,6 +1,8 @@
-"""GAD from BioBERT's REdata: `GAD/{fold}/train.tsv` (sentence<TAB>label, no header) and
-`GAD/{fold}/test.tsv` (header `index<TAB>sentence<TAB>label`). BLURB uses fold 1: train = the
-first `train_lines` lines of train.tsv, dev = the rest. Entities are already `@GENE$`/`@DISEASE$`.
+"""GAD (and EU-ADR) from BioBERT's REdata: `{folder}/{fold}/train.tsv` (sentence<TAB>label, no
+header) and `{folder}/{fold}/test.tsv` (header `index<TAB>sentence<TAB>label`). BLURB uses GAD
+fold 1: train = the first `train_lines` lines of train.tsv, dev = the rest; a cross-validation
+fold (`dev_fraction`) holds out the same share of its train file's last lines as dev. Entities
+are already `@GENE$`/`@DISEASE$`.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ NO_SPANS = {
 }
 
 
-def _rows(path: Path, columns: tuple[str, ...], skip_header: bool) -> list[tuple[int, list[str]]]:
+def _rows(
+    path: Path, columns: tuple[str, ...], skip_header: bool, source: str = SOURCE
+) -> list[tuple[int, list[str]]]:
     rows = []
-    for number, line in iter_lines(path, SOURCE):
+    for number, line in iter_lines(path, source):
         if number == 1 and skip_header and tuple(line.split("\t")) == TEST_HEADER:
             continue
         fields = tab_fields(path, number, line, columns, FIX)
@@ -47,11 +51,15 @@ def _record(row_id: str, fields: list[str]) -> dict:
 
 def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     fold = spec.options.get("fold", 1)
-    train_lines = spec.options["train_lines"]
-    folder = raw_root / SOURCE / "GAD" / str(fold)
+    source = spec.sources[0] if spec.sources else SOURCE
+    folder = raw_root / source / spec.options.get("folder", "GAD") / str(fold)
     train_path = folder / "train.tsv"
-    train_rows = _rows(train_path, ("sentence", "label"), skip_header=False)
-    if len(train_rows) <= train_lines:
+    train_rows = _rows(train_path, ("sentence", "label"), skip_header=False, source=source)
+    if "train_lines" in spec.options:
+        train_lines = spec.options["train_lines"]
+    else:  # a fold: the same share of its lines held out as BLURB's fold 1 holds out
+        train_lines = len(train_rows) - round(len(train_rows) * spec.options["dev_fraction"])
+    if len(train_rows) <= train_lines or train_lines < 1:
         raise DataFormatError.at(
             train_path,
             None,
@@ -59,7 +67,7 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
             "rest as dev, so it needs more",
             FIX,
         )
-    test_rows = _rows(folder / "test.tsv", TEST_HEADER, skip_header=True)
+    test_rows = _rows(folder / "test.tsv", TEST_HEADER, skip_header=True, source=source)
     # Ids keep the origin: train/dev by line of train.tsv, test by its index column.
     return {
         "train": make_frame(

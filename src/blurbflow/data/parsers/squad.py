@@ -21,18 +21,8 @@ import pandas as pd
 
 from blurbflow.data.errors import DataFormatError
 from blurbflow.qa.squad import read_squad
+from blurbflow.tasks.types import SPAN_COLUMNS
 
-SPAN_COLUMNS = (
-    "id",
-    "split",
-    "question",
-    "context",
-    "answer_texts",
-    "answer_starts",
-    "is_impossible",
-    "question_id",
-    "gold_answers",
-)
 FILES = {"1.1": ("train-v1.1.json", "dev-v1.1.json"), "2.0": ("train-v2.0.json", "dev-v2.0.json")}
 DEV_SHARE = 0.05
 
@@ -43,16 +33,6 @@ def span_frame(split: str, rows: list[dict]) -> pd.DataFrame:
     if not rows:
         frame["id"] = frame["id"].astype(str)
     return frame
-
-
-def span_stats(frame: pd.DataFrame) -> dict:
-    """stats.json counts of a span split: questions, and instances with / without an answer."""
-    answerable = int((~frame["is_impossible"].astype(bool)).sum()) if len(frame) else 0
-    return {
-        "questions": int(frame["question_id"].nunique()),
-        "answerable": answerable,
-        "unanswerable": len(frame) - answerable,
-    }
 
 
 def in_dev(key: str, share: float) -> bool:
