@@ -55,7 +55,9 @@ def test_sources_and_what_is_pinned():
     assert linnaeus.urls == tuple(f"{CRICHTON}/linnaeus-IOB/{f}" for f in files)
     assert linnaeus.checksums == biolm.LINNAEUS_DIGESTS and set(linnaeus.checksums) == set(files)
     assert bc4chemd.urls == tuple(f"{CRICHTON}/BC4CHEMD/{f}" for f in files)
-    assert species800.urls == (biolm.BIOBERT_DATASETS,) and species800.archive
+    assert species800 is biolm.BIOBERT_DATASETS and species800.archive
+    assert species800.urls[0].endswith("/biobert-2020-checkpoints/datasets.tar.gz")
+    assert get_task("euadr").raw == (species800,)  # one download for both corpora
     assert get_task("species800").options == {"folder": "datasets/NER/s800"}
     # not in the mirror: recorded at fetch time, not verified (like EBM-NLP)
     assert bc4chemd.checksums == {} and species800.checksums == {}
@@ -78,7 +80,8 @@ def test_crichton_species_tags_collapse(tmp_path):
 @pytest.mark.parametrize("task", ["bc4chemd", "species800"])
 def test_generated_sources_prepare(tmp_path_factory, task):
     raw_root, stats, frames = generate_and_prepare(tmp_path_factory, task)
-    folder = raw_root / task / get_task(task).options.get("folder", "")
+    spec = get_task(task)
+    folder = raw_root / spec.sources[0] / spec.options.get("folder", "")
     assert sorted(p.name for p in folder.iterdir()) == ["devel.tsv", "test.tsv", "train.tsv"]
     for split, frame in frames.items():
         tags = [tag for row in frame["tags"] for tag in row]

@@ -56,7 +56,7 @@ def test_gad_and_euadr_have_ten_fold_tasks_and_gad_stays_blurbs_split():
     assert get_task("gad").options == {"train_lines": 4261}  # BLURB's GAD is unchanged
     fold = get_task("gad-fold7")
     assert (fold.sources, fold.metric, fold.options["fold"]) == (("gad",), "positive_f1", 7)
-    assert get_task("euadr").sources == ("euadr",) and get_task("euadr").folds == 10
+    assert get_task("euadr").sources == ("biobert-datasets",) and get_task("euadr").folds == 10
 
 
 @pytest.mark.mirror
@@ -75,7 +75,7 @@ def test_fold_files_and_counts_per_fold_on_the_mirrors_real_gad(mirror_url, tmp_
 
 
 def test_euadr_folds_on_generated_files(tmp_path):
-    generate_source("euadr", tmp_path / "euadr")
+    generate_source("biobert-datasets", tmp_path / "biobert-datasets")
     counts = {
         task: tuple(len(f) for f in parse_task(task, tmp_path).values())
         for task in ["euadr", *fold_tasks("euadr")]
@@ -84,7 +84,7 @@ def test_euadr_folds_on_generated_files(tmp_path):
     assert counts["euadr"] == counts["euadr-fold1"] == (284, 36, 35)
     assert counts["euadr-fold2"] == (283, 36, 36) and counts["euadr-fold10"] == (284, 36, 35)
     assert sum(c[2] for task, c in counts.items() if task != "euadr") == 355
-    with pytest.raises(Exception, match=r"euadr/1/train.tsv.*file not found"):
+    with pytest.raises(Exception, match=r"datasets/RE/euadr/1/train.tsv.*file not found"):
         parse_task("euadr", tmp_path / "nothing")
 
 

@@ -20,6 +20,7 @@ from blurbflow.data.generate import GENERATORS, check_generated, generate_source
 from blurbflow.data.generate.ner import FOLDERS, UNTYPED
 from blurbflow.data.parsers import COLUMNS
 from blurbflow.data.prepare import prepare_task
+from blurbflow.tasks import get_task
 from blurbflow.tasks.registry import HOC_HALLMARKS, TASKS
 from blurbflow.tasks.sources import SOURCES
 from blurbflow.tasks.spec import Source, TaskSpec
@@ -69,7 +70,7 @@ def test_every_source_marked_generated_has_a_generator():
     a generator is still one registry entry, and no generator lies unused."""
     generated = {name for name, source in SOURCES.items() if source.generated}
     assert generated == set(GENERATORS)
-    assert {"linnaeus", "bc4chemd", "species800"} <= generated
+    assert {"linnaeus", "bc4chemd", "biobert-datasets"} <= generated
 
 
 @pytest.fixture
@@ -124,7 +125,8 @@ def test_ner_frames(prepared, raw_root, task):
         assert not any("-DOCSTART-" in token for row in frame["tokens"] for token in row)
     # the raw files carry typed tags (and JNLPBA its two kinds of -DOCSTART- lines), but
     # BioBERT's (Species-800, in its archive's folder) bare B/I tags
-    devel = (raw_root / task / FOLDERS.get(task, "") / "devel.tsv").read_text()
+    (source,) = get_task(task).sources
+    devel = (raw_root / source / FOLDERS.get(task, "") / "devel.tsv").read_text()
     typed = task not in UNTYPED
     assert ("\tB-" in devel and "\tI-" in devel) == typed
     assert ("\tB\n" in devel and "\tI\n" in devel) != typed

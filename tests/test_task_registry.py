@@ -121,7 +121,7 @@ def _rows(spec, n: int = 4) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return train_tokenizer([TEXT, "aspirin reduces fever is reduced by does ?"] * 5, 80)
+    return train_tokenizer([TEXT, "aspirin reduces fever is reduced by does ?"] * 5, 120)
 
 
 def missing_pieces(task_type) -> list[str]:

@@ -38,12 +38,26 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     )
     from transformers import PreTrainedTokenizerFast
 
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    # The trainer numbers "##x" pieces in hash-map order and breaks merge ties by number, so the
+    # vocabulary changes from run to run (huggingface/tokenizers#1794). Declaring every "##x"
+    # up front numbers them in sorted order: the same corpus gives the same vocabulary.
+    words = (
+        w for t in texts for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(t))
+    )
+    pieces = [f"##{c}" for c in sorted({c for word in words for c in word})]
+    trained = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    trained.normalizer, trained.pre_tokenizer = normalizer, pre_tokenizer
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS + pieces
+    )
+    trained.train_from_iterator(texts, trainer)
+    # a fresh tokenizer over the same vocabulary, where only the real special tokens are special
+    tokenizer = Tokenizer(models.WordPiece(trained.get_vocab(), unk_token="[UNK]"))
+    tokenizer.normalizer, tokenizer.pre_tokenizer = normalizer, pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
-    tokenizer.train_from_iterator(texts, trainer)
+    tokenizer.add_special_tokens(SPECIAL_TOKENS)
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",

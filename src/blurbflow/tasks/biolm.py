@@ -20,8 +20,13 @@ LINNAEUS_DIGESTS = {
     "test.tsv": "691a973b06a5b1f90851698861e66eed904bfbacd97932c45b21395ec3ace844",
 }
 SPLIT_FILES = ("train.tsv", "devel.tsv", "test.tsv")
-# BioBERT's preprocessed sets (Lee et al. 2020): one archive, a folder per corpus.
-BIOBERT_DATASETS = "http://nlp.dmis.korea.edu/projects/biobert-2020-checkpoints/datasets.tar.gz"
+# BioBERT's preprocessed sets (Lee et al. 2020): one archive, a folder per corpus
+# (`datasets/NER/s800`, `datasets/RE/euadr/{1..10}`), fetched once for every task that reads it.
+BIOBERT_DATASETS = Source(
+    name="biobert-datasets",
+    urls=("http://nlp.dmis.korea.edu/projects/biobert-2020-checkpoints/datasets.tar.gz",),
+    archive=True,
+)
 S800_FOLDER = "datasets/NER/s800"
 
 
@@ -32,10 +37,5 @@ ENTRIES: list[TaskSpec] = [
         Source(name="bc4chemd", urls=tuple(f"{CRICHTON}/BC4CHEMD/{file}" for file in SPLIT_FILES)),
         30682,
     ),
-    ner_task(
-        "species800",
-        Source(name="species800", urls=(BIOBERT_DATASETS,), archive=True),
-        5733,
-        folder=S800_FOLDER,
-    ),
+    ner_task("species800", BIOBERT_DATASETS, 5733, folder=S800_FOLDER),
 ]

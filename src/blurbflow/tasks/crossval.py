@@ -1,6 +1,7 @@
 """Tasks published as cross-validation partitions (Lee et al. 2019's GAD and EU-ADR folds).
 
-BioBERT's REdata holds `GAD/{1..10}` and `euadr/{1..10}`, each a train.tsv and a test.tsv.
+BioBERT's REdata.zip holds `GAD/{1..10}` and its datasets.tar.gz `datasets/RE/euadr/{1..10}`,
+each fold a train.tsv and a test.tsv (the REdata.zip the hub serves has no EU-ADR).
 `gad` stays BLURB's split (fold 1, dev = the last 535 of its 4796 train lines); `euadr` is
 EU-ADR's fold 1 split the same way. Each fold is also a task of its own, `gad-fold{k}` and
 `euadr-fold{k}`: the fold's test file, and its train file with the same share held out as dev
@@ -12,20 +13,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from blurbflow.tasks.biolm import BIOBERT_DATASETS
 from blurbflow.tasks.builtin import ENTRIES as BUILTIN_ENTRIES
-from blurbflow.tasks.spec import Source, TaskSpec
+from blurbflow.tasks.spec import TaskSpec
 
-REDATA = "https://huggingface.co/datasets/bigbio/gad/resolve/main/data/REdata.zip"
 FOLDS = 10
 # BLURB's GAD dev share: 535 of fold 1's 4796 train lines, held out from every fold's train file.
 DEV_FRACTION = 535 / 4796
 
-# EU-ADR as BioBERT ships it: the same REdata.zip; the mirror's repack lacks it, so no digest.
+EUADR_FOLDER = "datasets/RE/euadr"
+# EU-ADR as BioBERT ships it; not in the shared mirror, so no digest.
 EUADR = TaskSpec(
     name="euadr", type="re", metric="positive_f1", max_length=128, parser="gad", size=284,
     labels=("0", "1"), negative_label="0", folds=FOLDS,
-    options={"folder": "euadr", "dev_fraction": DEV_FRACTION},
-    raw=(Source(name="euadr", urls=(REDATA,), archive=True),),
+    options={"folder": EUADR_FOLDER, "dev_fraction": DEV_FRACTION},
+    raw=(BIOBERT_DATASETS,),
 )  # fmt: skip
 
 

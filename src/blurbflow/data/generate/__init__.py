@@ -25,10 +25,17 @@ from blurbflow.data.generate import (
 )
 from blurbflow.data.generate import chemprot as chemprot_generator
 
+
+def _biobert_datasets(out_dir: Path, seed: int) -> None:
+    """BioBERT's datasets.tar.gz: the corpora the Bio-LM study reads from it."""
+    ner.generate("species800", out_dir, seed)
+    gad.generate_euadr(out_dir, seed)
+
+
 GENERATORS: dict[str, Callable[[Path, int], None]] = {
-    **{name: partial(ner.generate, name) for name in ner.SOURCES},
+    **{name: partial(ner.generate, name) for name in ner.SOURCES if name != "species800"},
+    "biobert-datasets": _biobert_datasets,
     "gad": gad.generate,
-    "euadr": gad.generate_euadr,
     "biosses": biosses.generate,
     "hoc": hoc.generate,
     "pubmedqa": pubmedqa.generate,

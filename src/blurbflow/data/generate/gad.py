@@ -1,7 +1,8 @@
 """Synthetic BioBERT REdata GAD: `GAD/{1..10}/train.tsv` (sentence<TAB>label, no header) and
 `GAD/{1..10}/test.tsv` (header `index<TAB>sentence<TAB>label`), a 10-fold cross-validation over
-one pool of sentences like the real folds; EU-ADR (`euadr/{1..10}/…`) the same, smaller (355
-sentences, as the real corpus). The label follows the cue phrase, with ~7% noise.
+one pool of sentences like the real folds; EU-ADR (`datasets/RE/euadr/{1..10}/…`, as in BioBERT's
+datasets.tar.gz) the same, smaller (355 sentences, as the real corpus). The label follows the
+cue phrase, with ~7% noise.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def generate(out_dir: Path, seed: int) -> None:
 def generate_euadr(out_dir: Path, seed: int) -> None:
     rng = source_rng("euadr", seed)
     pool = [_sentence(rng) for _ in range(EUADR_POOL)]
-    _write_folds(out_dir / "euadr", pool, EUADR_POOL // FOLDS)
+    _write_folds(out_dir / "datasets/RE/euadr", pool, EUADR_POOL // FOLDS)
 
 
 def _write_folds(root: Path, pool: list[tuple[str, str]], first: int) -> None:
