@@ -18,6 +18,7 @@ from blurbflow.config import expand_cells
 from blurbflow.data.fetch import resolve_url
 from blurbflow.tasks import TASKS
 from blurbflow.tasks.spec import Source
+
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
 MIRROR = REPO.parent / "shared" / "blurb-raw"
