@@ -1,5 +1,6 @@
 """Users' own tasks from the config's `tasks:` section: an entry with a `type` is a task of its
-own, read from local files (`format: conll | tsv | jsonl`, `files: {train, dev, test}`) or from a
+own, read from local files (`format: conll | tsv | jsonl`, or `squad` JSON for extractive QA;
+`files: {train, dev, test}`) or from a
 Hugging Face dataset (`format: hf`, `dataset: {path, revision, splits}`); README "Your own tasks".
 An entry without `type` only overrides a built-in task (`max_length`).
 """
@@ -15,7 +16,7 @@ from blurbflow.tasks.spec import TaskSpec
 from blurbflow.tasks.types import TYPES
 
 SPLITS = ("train", "dev", "test")
-FORMATS = {"conll": "words", "tsv": "fields", "jsonl": "any", "hf": "any"}
+FORMATS = ("conll", "tsv", "jsonl", "squad", "hf")
 KEYS = {
     "type", "format", "files", "dataset", "columns", "labels", "metric", "max_length",
     "negative_label", "size", "seeds", "description",
@@ -73,10 +74,9 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
     fmt = entry.get("format")
     if fmt not in FORMATS:
         _fail(f"{where}.format", f"{fmt!r} is not a format; use one of {', '.join(FORMATS)}")
-    words = kind.inputs == "words"
-    if (fmt == "conll" and not words) or (fmt == "tsv" and words):
-        fits = "conll, jsonl or hf" if words else "tsv, jsonl or hf"
-        _fail(f"{where}.format", f"{fmt} does not hold {kind.name} data; use {fits}")
+    fits = _formats(kind.name, kind.inputs)
+    if fmt not in fits:
+        _fail(f"{where}.format", f"{fmt} does not hold {kind.name} data; use {' or '.join(fits)}")
     if fmt == "hf":
         _check_dataset(name, entry)
     else:
@@ -84,7 +84,8 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
     labels = entry.get("labels")
     if labels is None and kind.name == "ner":
         labels = NER_LABELS  # untyped B/I/O, as BLURB's NER tasks
-    if kind.target != "score" and (not isinstance(labels, list | tuple) or len(labels) < 2):
+    unlabelled = kind.target in ("score", "span")  # a regression score, an answer span
+    if not unlabelled and (not isinstance(labels, list | tuple) or len(labels) < 2):
         _fail(f"{where}.labels", f"a {kind.name} task needs its label list (at least 2 labels)")
     metric = entry.get("metric", kind.metrics[0])
     if metric not in kind.metrics:
@@ -116,6 +117,14 @@ def custom_task(name: str, entry: dict) -> TaskSpec:
         data={k: entry[k] for k in ("format", "files", "dataset", "columns") if k in entry},
         builtin=False,
     )
+
+
+def _formats(type_name: str, inputs: str) -> tuple[str, ...]:
+    """The formats that hold a task type's data: answer spans only SQuAD JSON, words (NER,
+    PICO) CoNLL, the rest TSV; JSON Lines and the hub all but spans."""
+    if type_name == "span":
+        return ("squad",)
+    return ("conll" if inputs == "words" else "tsv", "jsonl", "hf")
 
 
 def custom_tasks(section) -> dict[str, TaskSpec]:

@@ -4,8 +4,8 @@ the splits, each read on first use.
 
 Training-data options (docs/recipes.md): `train_on: train+dev` trains on both splits; nothing is
 then held out for selection, so the cell selects the `last` epoch. `train_subsample: N` keeps N
-training instances drawn with `subsample_seed` (default 0), independent of the cell's seed, so
-every seed sees the same subset.
+training instances (questions, with all their windows, for extractive QA) drawn with
+`subsample_seed` (default 0), independent of the cell's seed, so every seed sees the same subset.
 """
 
 from __future__ import annotations
@@ -39,16 +39,27 @@ def training_data(splits: dict[str, dict], options: dict) -> dict[str, list]:
         raise ValueError(f"train_on: unknown {options['train_on']!r}; use train or train+dev")
     wanted = options["train_subsample"]
     if wanted is not None:
-        size = len(train["input_ids"])
-        if not 0 < int(wanted) <= size:
+        units = instances(train)
+        if not 0 < int(wanted) <= len(units):
             raise ValueError(
-                f"train_subsample={wanted}: task {options.get('task')} has {size} training "
-                f"instances (train_on: {options['train_on']}); use 1 … {size}"
+                f"train_subsample={wanted}: task {options.get('task')} has {len(units)} training "
+                f"instances (train_on: {options['train_on']}); use 1 … {len(units)}"
             )
         rng = random.Random(int(options["subsample_seed"]))
-        keep = sorted(rng.sample(range(size), int(wanted)))
+        keep = sorted(row for unit in rng.sample(units, int(wanted)) for row in unit)
         train = {k: [v[i] for i in keep] for k, v in train.items()}
     return train
+
+
+def instances(split: dict[str, list]) -> list[list[int]]:
+    """The split's rows grouped by training instance: a question's context windows are one
+    instance (extractive QA), any other row is one of its own."""
+    if "example" not in split:
+        return [[row] for row in range(len(split["input_ids"]))]
+    rows: dict[str, list[int]] = {}
+    for row, question in enumerate(split["id"]):
+        rows.setdefault(question, []).append(row)
+    return list(rows.values())
 
 
 def selection(settings: dict) -> str:

@@ -1,6 +1,7 @@
-"""Users' own tasks (README "Your own tasks"): local CoNLL, TSV (with a header line) or JSON Lines
-files, or a Hugging Face dataset at a pinned revision, read into the task type's prepared columns.
-`columns` maps a prepared column to the name it has in the files (default: the same name)."""
+"""Users' own tasks (README "Your own tasks"): local CoNLL, TSV (with a header line), JSON Lines or
+SQuAD JSON (extractive QA) files, or a Hugging Face dataset at a pinned revision, read into the
+task type's prepared columns. `columns` maps a prepared column to the name it has in the files
+(default: the same name)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pandas as pd
 from blurbflow.data.errors import DataFormatError
 from blurbflow.data.parsers import conll
 from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, tab_fields
+from blurbflow.data.parsers.squad import span_frame, squad_row
+from blurbflow.qa.squad import read_squad
 from blurbflow.tasks.builtin import NER_LABELS
 from blurbflow.tasks.spec import TaskSpec
 
@@ -151,6 +154,12 @@ def parse(spec: TaskSpec, raw_root: Path) -> dict[str, pd.DataFrame]:
     frames = {}
     fmt = spec.data["format"]
     for split in SPLITS:
+        if fmt == "squad":  # whole questions in the prepared columns already
+            where = Path(spec.data["files"][split])
+            frames[split] = span_frame(split, [squad_row(e) for e in read_squad(where, spec.name)])
+            if frames[split].empty:
+                raise DataFormatError.at(where, None, f"no questions in the {split} split", FIX)
+            continue
         if fmt == "hf":
             where = f"{spec.data['dataset']['path']}[{split}]"
             records = _hub(spec, split)

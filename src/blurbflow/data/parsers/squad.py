@@ -42,7 +42,8 @@ def in_dev(key: str, share: float) -> bool:
     return digest / 0x1_0000_0000 < share
 
 
-def _row(example: dict) -> dict:
+def squad_row(example: dict) -> dict:
+    """A question of `read_squad` as a prepared row: its own group, all answers gold."""
     return {
         "id": example["id"],
         "question": example["question"],
@@ -75,7 +76,7 @@ def parse(spec, raw_root: Path) -> dict[str, pd.DataFrame]:
     held_out = [e for e in train if in_dev(e["title"], share)]
     kept = [e for e in train if not in_dev(e["title"], share)]
     return {
-        "train": span_frame("train", [_row(e) for e in kept]),
-        "dev": span_frame("dev", [_row(e) for e in held_out]),
-        "test": span_frame("test", [_row(e) for e in test]),
+        "train": span_frame("train", [squad_row(e) for e in kept]),
+        "dev": span_frame("dev", [squad_row(e) for e in held_out]),
+        "test": span_frame("test", [squad_row(e) for e in test]),
     }
