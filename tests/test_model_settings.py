@@ -21,7 +21,8 @@ from hub_helpers import (
 )
 
 from blurbflow.config import cell_options
-from blurbflow.models.load import dropout_settings, load_for_task, load_tokenizer, lowercases
+from blurbflow.models.dropout import dropout_settings
+from blurbflow.models.load import load_for_task, load_tokenizer, lowercases
 from blurbflow.models.prefetch import model_folder, model_settings
 from blurbflow.tasks import get_task
 

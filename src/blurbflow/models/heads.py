@@ -156,7 +156,8 @@ def span_model(
     (the recipe's dropout in the encoder and before the head)."""
     from transformers import AutoConfig, AutoModel
 
-    from blurbflow.models.load import dropout_settings, pretrained
+    from blurbflow.models.dropout import dropout_settings
+    from blurbflow.models.load import pretrained
     from blurbflow.qa.head import SpanModel
 
     if head != "linear":
