@@ -1,8 +1,11 @@
 """Per-cell cluster resources: by model size and task, more time on each retry."""
 
 import pytest
+import yaml
 
-from blurbflow.cluster import cell_resources
+from blurbflow.cluster import SHORT_GROUP, cell_resources, submission_group
+
+from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
 BASE = {"task": "jnlpba", "epochs": 20, "max_length": 512}
 
@@ -30,3 +33,33 @@ def test_subsample_shortens_and_overrides_apply():
 def test_unknown_size_is_named():
     with pytest.raises(KeyError, match="model size 'huge'"):
         cell_resources(BASE, "huge")
+
+
+def test_short_jobs_after_a_selection_or_another_cells_weights_submit_alone():
+    search = {"task": "euadr-fold1", "model": "m", "recipe": "r"}  # 284 training instances
+    assert submission_group(search) == SHORT_GROUP
+    assert submission_group({**search, "task": "euadr-fold2", "hparams_from": "r"}) is None
+    assert submission_group({**search, "init_from": {"task": "squad2"}}) is None
+    assert submission_group({**search, "task": "chemprot"}) is None  # not short
+
+
+@pytest.mark.slow  # runs snakemake
+def test_slurm_profile_plans_a_short_cross_validation_study(tmp_path):
+    """Search on the tune fold → selection → the other folds, all short: one group for all
+    three would wait on itself ("Group short-cells depends on itself")."""
+    workdir = copy_workflow(tmp_path)
+    config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
+    config["studies"] = {
+        "cv": {
+            "models": list(config["models"])[:1],
+            "tasks": ["euadr"],
+            "recipes": ["standard"],
+            "seeds": 1,
+            "cross_validation": {"tasks": ["euadr"], "tune_fold": 1},
+            "table": {"rows": "task", "columns": ["model"]},
+        }
+    }
+    (workdir / "cv.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(workdir, "all", "-n", "--profile", "slurm", "--configfile", "cv.yaml")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(planned_jobs(run.stdout)["finetune"]) == 10

@@ -104,7 +104,7 @@ def as_run(command: str) -> str:
 @pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_command_works_as_typed(clone, command):
     run = run_as_typed(clone, as_run(command))
-    assert run.returncode == 0, f"{as_run(command)}\n{run.stderr[-3000:]}"
+    assert run.returncode == 0, f"{as_run(command)}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     assert "This was a dry-run" in run.stdout + run.stderr
 
 

@@ -77,3 +77,13 @@ def is_short(options: dict) -> bool:
     large models."""
     instances = options.get("train_subsample") or train_instances(options["task"])
     return instances <= SHORT_SUBSAMPLE
+
+
+def submission_group(options: dict) -> str | None:
+    """`short-cells` for a short job that waits on no other fine-tuning job. A job after a
+    hyperparameter selection (`hparams_from`) or another cell's weights (`init_from`) submits
+    alone: with its sources in the same group (search → selection → final model), the group
+    would wait on itself, which Snakemake refuses."""
+    if options.get("hparams_from") or options.get("init_from"):
+        return None
+    return SHORT_GROUP if is_short(options) else None

@@ -12,7 +12,7 @@ from blurbflow.config import (
 )
 from blurbflow.init_from import source_job
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
-from blurbflow.cluster import MAX_RUNTIME, SHORT_GROUP, cell_resources, is_short
+from blurbflow.cluster import MAX_RUNTIME, cell_resources, submission_group
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
@@ -144,7 +144,7 @@ def cell_resource(name):
 
 def cell_group(wildcards):
     """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
-    return SHORT_GROUP if is_short(job_of(wildcards).options) else None
+    return submission_group(job_of(wildcards).options)
 
 
 def model_source(model):
