@@ -102,20 +102,28 @@ def test_without_eval_every_steps_a_cell_evaluates_once_per_epoch(sts):
     assert all("step" not in r for r in result["epochs"]) and result["selected_step"] is None
 
 
+def first_stop(records: list[dict], patience: int) -> tuple[int, int] | None:
+    """(best index, stop index) where a run's dev first goes `patience` evaluations without
+    improving on its best, or None when it never does."""
+    best = 0
+    for i, record in enumerate(records):
+        if record["dev"] > records[best]["dev"]:
+            best = i
+        if i - best >= patience:
+            return best, i
+    return None
+
+
 def test_patience_stops_after_that_many_evaluations_without_a_better_dev_score(sts):
     full = run(sts, "full", eval_every_steps=2)["epochs"]
     assert len(full) == 3 * PER_EPOCH // 2
-    patience = 2
-    # where an uninterrupted run's dev first goes `patience` evaluations without improving
-    best, stop = 0, None
-    for i, record in enumerate(full):
-        if record["dev"] > full[best]["dev"]:
-            best = i
-        if i - best >= patience:
-            stop = i
-            break
-    assert stop is not None and stop < len(full) - 1  # the data make it stop early
-    stopped = run(sts, "patience", eval_every_steps=2, patience=patience)
+    # The largest patience this trajectory triggers before its end (the curve's shape depends on
+    # the machine's float arithmetic; any plateau or dip gives patience 1 something to stop on).
+    found = [(p, first_stop(full, p)) for p in (3, 2, 1)]
+    early = [(p, s) for p, s in found if s and s[1] < len(full) - 1]
+    assert early, f"dev never stopped improving: {[round(r['dev'], 2) for r in full]}"
+    patience, (best, stop) = early[0]
+    stopped = run(sts, f"patience{patience}", eval_every_steps=2, patience=patience)
     drop = [{k: v for k, v in r.items() if k != "seconds"} for r in stopped["epochs"]]
     assert drop == [{k: v for k, v in r.items() if k != "seconds"} for r in full[: stop + 1]]
     assert stopped["selected_step"] == full[best]["step"] and stopped["test"] == full[best]["test"]
