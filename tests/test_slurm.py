@@ -81,6 +81,10 @@ def slurm_runs(demo, tmp_path_factory):
         "all",
         "--profile",
         "slurm",
+        # the profile's first status check after 20 s (+10 s after each that finds nothing
+        # finished) suits real queues; these jobs take seconds
+        "--slurm-init-seconds-before-status-checks",
+        "2",
         "--configfile",
         "config/slurm-demo.yaml",
         "--config",
