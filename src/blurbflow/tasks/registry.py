@@ -1,5 +1,6 @@
-"""Every task the workflow knows: BLURB's 13 (`blurbflow.tasks.builtin`) plus the config's own
-(`tasks:` entries with a `type`, `blurbflow.tasks.custom`).
+"""Every task the workflow knows: the built-in entries (BLURB's 13 in `blurbflow.tasks.builtin`,
+Bio-LM's NER sets in `biolm`, the cross-validation folds in `crossval`, extractive QA in
+`extractive`) plus the config's own (`tasks:` entries with a `type`, `blurbflow.tasks.custom`).
 
 `register_tasks(config, export=True)` adds a config's own tasks to `TASKS` and exports their
 definitions in `BLURBFLOW_TASKS`, so the job processes Snakemake starts (which inherit its
