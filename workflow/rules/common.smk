@@ -184,9 +184,10 @@ def report_requested():
 
 # Jobs whose seed files changed since they finished (edited, replaced or deleted result.json or
 # predictions.parquet; stat only, blurbflow.identity.stale_manifests) re-run; inside, the seeds
-# that still verify are kept. So do jobs without a manifest (aggregation removes the manifest of
-# a job whose cell it rejected): Snakemake alone would not re-create a missing intermediate file
-# while the tables after it are up to date. Nothing is deleted here, and only the main process
+# that still verify are kept. So do jobs whose folder lost its manifest (aggregation removes the
+# manifest of a job whose cell it rejected): Snakemake alone would not re-create a missing
+# intermediate file while the tables after it are up to date. A job that never ran (no folder)
+# is left to Snakemake, which plans it for its missing output. Nothing is deleted here, and only the main process
 # checks (not SLURM/remote job processes). The finetune rule's `recheck` input adds such a job's manifest
 # to this run's forced files (what --forcerun does) when the DAG asks for that job, so a run
 # that does not want cells (e.g. `snakemake data`) is not affected.
@@ -202,7 +203,8 @@ def _stale_jobs():
     if stale:
         shown = ", ".join(sorted(stale)[:5]) + (" …" if len(stale) > 5 else "")
         print(f"seed files changed since their job finished, re-run: {shown}", file=sys.stderr)
-    return set(stale) | set(missing)
+    ran_before = {manifest for manifest in missing if os.path.isdir(os.path.dirname(manifest))}
+    return set(stale) | ran_before
 
 
 STALE_JOBS = _stale_jobs()
