@@ -267,3 +267,11 @@ def test_runtime_estimate_comes_from_the_prepared_data(own_tasks, tmp_path):
     own_tasks["tasks"]["mytriage"]["size"] = 5000
     register_tasks(own_tasks)
     assert train_instances("mytriage") == 5000  # the entry's size wins
+
+
+def test_exported_tasks_that_are_not_json_are_named(monkeypatch):
+    from blurbflow.tasks.registry import _from_environment
+
+    monkeypatch.setenv(ENV, "mycorpus: {type: ner}")
+    with pytest.raises(ValueError, match=rf"{ENV} is not the JSON the workflow exports.*unset"):
+        _from_environment()

@@ -71,8 +71,16 @@ def register_tasks(config: dict, export: bool = False) -> dict[str, TaskSpec]:
 
 def _from_environment() -> None:
     text = os.environ.get(ENV)
-    if text:
-        TASKS.update(custom_tasks(json.loads(text)))
+    if not text:
+        return
+    try:
+        definitions = json.loads(text)
+    except ValueError:
+        raise ValueError(
+            f"{ENV} is not the JSON the workflow exports ({text[:60]!r}…): unset it; the "
+            "workflow sets it from the config's `tasks:`"
+        ) from None
+    TASKS.update(custom_tasks(definitions))
 
 
 def get_task(name: str, config: dict | None = None) -> TaskSpec:
