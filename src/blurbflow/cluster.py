@@ -31,6 +31,28 @@ SHORT_SUBSAMPLE = 1000
 SHORT_GROUP = "short-cells"
 
 
+def size_row(size: str, overrides: dict | None = None) -> tuple[int, int, float]:
+    """(cpus, mem_mb, minutes per 1,000 instances per epoch) of a model size; a config's
+    `resources` mapping overrides the table."""
+    table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
+    if size not in table:
+        raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
+    return table[size]
+
+
+def estimated_minutes(options: dict, size: str, overrides: dict | None = None, seeds: int = 1):
+    """A job's expected minutes: its time limit before the floor, the cap and `attempt`, and
+    its scheduling priority (longest first, so that cores or GPUs do not wait on a long job
+    started last)."""
+    per_thousand = size_row(size, overrides)[2]
+    instances = options.get("train_subsample") or train_instances(options["task"])
+    length_factor = options.get("max_length", 512) / 256
+    per_seed = (
+        SEED_OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
+    )
+    return JOB_OVERHEAD_MINUTES + seeds * per_seed
+
+
 def cell_resources(
     options: dict,
     size: str,
@@ -41,16 +63,8 @@ def cell_resources(
 ) -> dict:
     """Snakemake resources of one job running `seeds` cells one after the other (gpu,
     cpus_per_task, mem_mb, runtime in minutes)."""
-    table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
-    if size not in table:
-        raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
-    cpus, mem_mb, per_thousand = table[size]
-    instances = options.get("train_subsample") or train_instances(options["task"])
-    length_factor = options.get("max_length", 512) / 256
-    per_seed = (
-        SEED_OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
-    )
-    minutes = JOB_OVERHEAD_MINUTES + seeds * per_seed
+    cpus, mem_mb, _ = size_row(size, overrides)
+    minutes = estimated_minutes(options, size, overrides, seeds)
     return {
         "gpu": 1,
         "cpus_per_task": cpus,

@@ -12,7 +12,7 @@ from blurbflow.config import (
 )
 from blurbflow.init_from import source_job
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
-from blurbflow.cluster import MAX_RUNTIME, cell_resources, submission_group
+from blurbflow.cluster import MAX_RUNTIME, cell_resources, estimated_minutes, submission_group
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
@@ -140,6 +140,14 @@ def cell_resource(name):
         )[name]
 
     return resource
+
+
+def cell_priority(wildcards):
+    """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
+    started late while the other cores or GPUs sit idle."""
+    job = job_of(wildcards)
+    size = config["models"][job.model].get("size", "base")
+    return estimated_minutes(job.options, size, config.get("resources"), seeds=len(job.seeds))
 
 
 def cell_group(wildcards):

@@ -17,6 +17,7 @@ rule finetune:
     log:
         "results/logs/cells/{model}/{task}/{recipe}/{hparams}.log",
     threads: 1
+    priority: cell_priority  # longest first (common.smk)
     group:
         cell_group
     resources:
