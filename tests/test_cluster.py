@@ -1,9 +1,11 @@
 """Per-cell cluster resources: by model size and task, more time on each retry."""
 
+import math
+
 import pytest
 import yaml
 
-from blurbflow.cluster import SHORT_GROUP, cell_resources, submission_group
+from blurbflow.cluster import SHORT_GROUP, cell_resources, estimated_minutes, submission_group
 
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
@@ -28,6 +30,16 @@ def test_subsample_shortens_and_overrides_apply():
     assert subsampled["runtime"] < cell_resources({**BASE, "task": "chemprot"}, "base")["runtime"]
     custom = cell_resources(BASE, "base", overrides={"base": [16, 48000, 0.6]})
     assert custom["cpus_per_task"] == 16 and custom["mem_mb"] == 48000
+
+
+def test_the_priority_is_the_estimate_below_the_floor_so_short_jobs_keep_their_order():
+    # both under the 15-minute floor: equal limits, but the longer one still starts first
+    hoc = {"task": "hoc", "epochs": 12, "max_length": 512}
+    biosses = {"task": "biosses", "epochs": 20, "max_length": 512}
+    limits = [cell_resources(o, "tiny", seeds=2)["runtime"] for o in (hoc, biosses)]
+    assert limits == [15, 15]
+    assert estimated_minutes(hoc, "tiny", seeds=2) > estimated_minutes(biosses, "tiny", seeds=2)
+    assert cell_resources(BASE, "base")["runtime"] == math.ceil(estimated_minutes(BASE, "base"))
 
 
 def test_unknown_size_is_named():
