@@ -142,6 +142,12 @@ def cell_resource(name):
     return resource
 
 
+# Snakemake does not pass a job's priority on to the jobs it waits for: the quick steps that
+# make fine-tuning jobs ready (data, models, tokenization, a search's selection) get one above
+# every fine-tuning job's.
+BEFORE_FINETUNE = 10**9
+
+
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""

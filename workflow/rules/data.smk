@@ -8,6 +8,7 @@ if DATA_SOURCE == "generated":
             directory("resources/raw/{source}"),
         params:
             seed=config.get("data", {}).get("generated_seed", 0),
+        priority: BEFORE_FINETUNE
         log:
             "results/logs/raw/{source}.log",
         resources:
@@ -30,6 +31,7 @@ else:
             mirror=config.get("mirror", ""),  # empty: no mirror
             manual=config.get("data", {}).get("bioasq_dir", "resources/manual/bioasq"),
         retries: 1
+        priority: BEFORE_FINETUNE
         log:
             "results/logs/raw/{source}.log",
         conda:
@@ -49,6 +51,7 @@ rule prepare:
         raw_root="resources/raw",  # every source under it; a task of its own reads its files
         out=lambda wildcards, output: os.path.dirname(output[0]),
         task=lambda wildcards: definition(wildcards.task),  # a task of one's own: its entry
+    priority: BEFORE_FINETUNE
     log:
         "results/logs/prepare/{task}.log",
     resources:

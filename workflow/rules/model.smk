@@ -9,6 +9,7 @@ rule build_demo_model:
     params:
         spec=lambda wildcards: dict(sorted(config["models"][wildcards.model].items())),
     threads: 2
+    priority: BEFORE_FINETUNE
     log:
         "results/logs/models/{model}.log",
     resources:

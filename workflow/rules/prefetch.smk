@@ -18,6 +18,7 @@ rule prefetch_model:
         revision=lambda wildcards: HUB_MARKERS[wildcards.marker][1],
         cache=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
     retries: 1
+    priority: BEFORE_FINETUNE
     log:
         "results/logs/prefetch/{marker}.log",
     conda:

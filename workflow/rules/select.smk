@@ -22,6 +22,7 @@ rule select_hparams:
             for job in SEARCHES[SELECTION.format(**w)]
         ],
         recipes=lambda w: FINALS[SELECTION.format(**w)].options["hparams_from"],
+    priority: BEFORE_FINETUNE
     log:
         "results/logs/selection/{model}/{task}/{recipe}.log",
     localrule: True

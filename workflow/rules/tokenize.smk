@@ -12,6 +12,7 @@ rule tokenize:
         tokenizer=lambda wildcards: model_source(wildcards.model),
         settings=lambda wildcards: model_settings_dict(wildcards.model),
         data=lambda wildcards, input: os.path.dirname(input.data[0]),
+    priority: BEFORE_FINETUNE
     log:
         "results/logs/tokenize/{model}/{task}/{input_key}.log",
     resources:
