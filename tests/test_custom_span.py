@@ -16,7 +16,7 @@ from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
 from blurbflow.models.build import corpus_texts, train_tokenizer
 from blurbflow.qa.squad import read_squad
-from blurbflow.tasks import TASKS, get_task, register_tasks
+from blurbflow.tasks import get_task, register_tasks
 from blurbflow.tasks.registry import ENV
 from blurbflow.tasks.types import SPAN_COLUMNS
 from blurbflow.train.encode import encode_task, load_encoded
@@ -37,10 +37,7 @@ def own_qa(tmp_path, monkeypatch):
             }
         }
     }
-    before = dict(TASKS)
-    yield config
-    TASKS.clear()
-    TASKS.update(before)
+    return config  # conftest forgets the registered tasks after the test
 
 
 def test_squad_files_prepare_and_tokenize_as_a_span_task(own_qa, tmp_path):

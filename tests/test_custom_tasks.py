@@ -89,10 +89,7 @@ def own_tasks(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, "")  # restored after the test: register_tasks exports the tasks
     config = readme_example()
     write_corpora(tmp_path, config)
-    before = dict(TASKS)
-    yield config
-    TASKS.clear()
-    TASKS.update(before)
+    return config  # conftest forgets the registered tasks after the test
 
 
 def test_readme_tasks_parse_prepare_and_record_their_files(own_tasks, tmp_path):

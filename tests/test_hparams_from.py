@@ -22,7 +22,7 @@ from blurbflow.results.selected import apply_selection, choose_setting, select_f
 from blurbflow.results.tables import study_table
 from blurbflow.train.job import run_cell_job
 
-from workflow_helpers import REPO, copy_workflow, snakemake
+from workflow_helpers import REPO, copy_workflow, fake_outputs, snakemake
 
 RECIPES = {
     "base": {"epochs": 2, "adam_bias_correction": True},
@@ -241,17 +241,8 @@ def test_dry_run_plans_search_then_selection_then_final_model(tmp_path):
     # every output present and equally old: nothing to do; a newer search manifest re-selects
     # and re-runs the final model (the edges search -> selection -> final), a newer selection
     # re-runs the final model only
-    summary = dry_run(work, target, "--summary")
-    files = [line.split("\t")[0] for line in summary.splitlines()[2:] if "\t" in line]
+    files = fake_outputs(work, dry_run(work, target, "--summary"))
     assert "results/selection/tiny-biobert/biosses/final.json" in files
-    for name in files:
-        path = work / name
-        if "." in path.name:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text('{"seeds": {}, "files": {}}' if path.name == "seeds.json" else "x")
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-        os.utime(path, (1e9, 1e9))
     assert "Nothing to be done" in dry_run(work, target)
     search = work / "results/cells/tiny-biobert/biosses/standard/lr0.001-bs16/seeds.json"
     os.utime(search, (1e9 + 10, 1e9 + 10))

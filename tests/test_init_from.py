@@ -25,7 +25,7 @@ from blurbflow.train.cell import build_model_and_optimizer
 from blurbflow.train.inputs import with_defaults
 from blurbflow.train.job import run_cell_job
 
-from workflow_helpers import REPO, copy_workflow, snakemake
+from workflow_helpers import REPO, copy_workflow, fake_outputs, snakemake
 
 SOURCE = "results/cells/m/bc5chem/src/lr0.001-bs8"
 RECIPES = {
@@ -290,17 +290,8 @@ def test_dry_run_plans_the_dependant_after_its_source(tmp_path):
     (work / "inter.yaml").write_text(yaml.safe_dump(demo))
     target = "results/cells/tiny-biobert/biosses/inter/lr0.001-bs16/seeds.json"
     source = "results/cells/tiny-biobert/ncbidisease/standard/lr0.001-bs16/seeds.json"
-    summary = dry_run(work, target, "--summary")
-    files = [line.split("\t")[0] for line in summary.splitlines()[2:] if "\t" in line]
+    files = fake_outputs(work, dry_run(work, target, "--summary"))
     assert source in files  # the source job is an input of the dependant's
-    for name in files:
-        path = work / name
-        if "." in path.name:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text('{"seeds": {}, "files": {}}' if path.name == "seeds.json" else "x")
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-        os.utime(path, (1e9, 1e9))
     assert "Nothing to be done" in dry_run(work, target)
     os.utime(work / source, (1e9 + 10, 1e9 + 10))  # the source job ran again
     assert planned(dry_run(work, target)) == ["finetune/lr0.001-bs16"]
