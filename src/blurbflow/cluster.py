@@ -44,7 +44,10 @@ def estimated_minutes(options: dict, size: str, overrides: dict | None = None, s
     """A job's expected minutes: its time limit before the floor, the cap and `attempt`, and
     its scheduling priority (longest first, so that cores or GPUs do not wait on a long job
     started last)."""
-    per_thousand = size_row(size, overrides)[2]
+    return _minutes(options, size_row(size, overrides)[2], seeds)
+
+
+def _minutes(options: dict, per_thousand: float, seeds: int) -> float:
     instances = options.get("train_subsample") or train_instances(options["task"])
     length_factor = options.get("max_length", 512) / 256
     per_seed = (
@@ -63,8 +66,8 @@ def cell_resources(
 ) -> dict:
     """Snakemake resources of one job running `seeds` cells one after the other (gpu,
     cpus_per_task, mem_mb, runtime in minutes)."""
-    cpus, mem_mb, _ = size_row(size, overrides)
-    minutes = estimated_minutes(options, size, overrides, seeds)
+    cpus, mem_mb, per_thousand = size_row(size, overrides)
+    minutes = _minutes(options, per_thousand, seeds)
     return {
         "gpu": 1,
         "cpus_per_task": cpus,

@@ -124,12 +124,17 @@ def tokenized_dir(job):
     return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options)}"
 
 
+def _job_size(wildcards):
+    """The finetune job of these wildcards and its model's size (blurbflow.cluster's table)."""
+    job = job_of(wildcards)
+    return job, config["models"][job.model].get("size", "base")
+
+
 def cell_resource(name):
     """A resource callable for the finetune rule (blurbflow.cluster.cell_resources)."""
 
     def resource(wildcards, attempt):
-        job = job_of(wildcards)
-        size = config["models"][job.model].get("size", "base")
+        job, size = _job_size(wildcards)
         return cell_resources(
             job.options,
             size,
@@ -151,8 +156,7 @@ BEFORE_FINETUNE = 10**9
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""
-    job = job_of(wildcards)
-    size = config["models"][job.model].get("size", "base")
+    job, size = _job_size(wildcards)
     return estimated_minutes(job.options, size, config.get("resources"), seeds=len(job.seeds))
 
 
@@ -201,10 +205,10 @@ def report_requested():
 # that still verify are kept. So do jobs whose folder lost its manifest (aggregation removes the
 # manifest of a job whose cell it rejected): Snakemake alone would not re-create a missing
 # intermediate file while the tables after it are up to date. A job that never ran (no folder)
-# is left to Snakemake, which plans it for its missing output. Nothing is deleted here, and only the main process
-# checks (not SLURM/remote job processes). The finetune rule's `recheck` input adds such a job's manifest
-# to this run's forced files (what --forcerun does) when the DAG asks for that job, so a run
-# that does not want cells (e.g. `snakemake data`) is not affected.
+# is left to Snakemake, which plans it for its missing output. Nothing is deleted here, and only
+# the main process checks (not SLURM/remote job processes). The finetune rule's `recheck` input
+# adds such a job's manifest to this run's forced files (what --forcerun does) when the DAG asks
+# for that job, so a run that does not want cells (e.g. `snakemake data`) is not affected.
 def _stale_jobs():
     import sys
 
