@@ -18,12 +18,13 @@ from test_recipes import FRAMES, SIZES, build_tiny, encode, ner_frame
 
 from blurbflow.config import ConfigError, cell_jobs, expand_cells
 from blurbflow.identity import file_sha256
-from blurbflow.init_from import WEIGHTS, load_matching, source_weights
+from blurbflow.init_from import WEIGHTS, source_weights
 from blurbflow.results.aggregate import aggregate
 from blurbflow.tasks import get_task
 from blurbflow.train.cell import build_model_and_optimizer
 from blurbflow.train.inputs import with_defaults
 from blurbflow.train.job import run_cell_job
+from blurbflow.train.weights import load_matching
 
 from workflow_helpers import REPO, copy_workflow, fake_outputs, snakemake
 

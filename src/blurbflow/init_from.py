@@ -13,17 +13,16 @@ must run as one hparams job (one grid point, or a `hparams_from` recipe: folder 
 - The dependant job's input is the source job's seeds.json: a re-run source re-runs it. Its
   identity records the sha256 of the source weights it loaded (`init_weights`), so a result
   trained from other weights does not verify (blurbflow.results.verify hashes the file on disk).
-- Loading (`load_matching`) is type-agnostic: every tensor whose name and shape match is copied,
-  before layer surgery (a re-initialised top layer is re-initialised after loading); a head of
-  another shape (NER → STS) stays fresh. What was loaded goes to the log and result.json.
+- Loading (`blurbflow.train.weights`) is type-agnostic: every tensor whose name and shape
+  match is copied, before layer surgery (a re-initialised top layer is re-initialised after
+  loading); a head of another shape (NER → STS) stays fresh. What was loaded goes to the log
+  and result.json.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import torch
 
 from blurbflow.grid import SELECTED, grid_points, hparams_name
 from blurbflow.validate import ConfigError
@@ -141,38 +140,4 @@ def link_cells(cells: dict, studies: dict, check: bool, replace) -> dict:
         if path.rsplit("/", 1)[0] in keep
         else cell
         for path, cell in cells.items()
-    }
-
-
-def save_weights(model, cell_dir: Path) -> str:
-    """`seed{N}/weights.pt`: the model's state dict (CPU tensors); returns its sha256."""
-    from blurbflow.identity import file_sha256
-    from blurbflow.io import atomic_path
-
-    state = {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
-    path = Path(cell_dir) / WEIGHTS
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
-    return file_sha256(path)
-
-
-def load_matching(model, path: Path) -> dict:
-    """Copy every tensor of the weights at `path` whose name and shape match into `model`;
-    returns the report {source, loaded, fresh (names left as built), unused (source names not
-    loaded)}."""
-    try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as error:  # torn or not a plain state dict
-        raise ValueError(
-            f"{path}: cannot be read as source weights ({type(error).__name__}); delete it so "
-            "that the source job trains again"
-        ) from None
-    own = model.state_dict()
-    matched = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
-    model.load_state_dict(matched, strict=False)
-    return {
-        "source": str(path),
-        "loaded": len(matched),
-        "fresh": sorted(set(own) - set(matched)),
-        "unused": sorted(set(state) - set(matched)),
     }

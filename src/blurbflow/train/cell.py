@@ -24,7 +24,7 @@ import torch
 
 from blurbflow.config import options_json
 from blurbflow.identity import cell_identity, file_sha256
-from blurbflow.init_from import load_matching, save_weights, source_weights, with_source_weights
+from blurbflow.init_from import source_weights, with_source_weights
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.metrics import chance_baseline
 from blurbflow.models import surgery
@@ -48,6 +48,7 @@ from blurbflow.train.inputs import (
 )
 from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.predict import label_dtype
+from blurbflow.train.weights import load_matching, save_weights
 
 
 def seed_everything(seed: int) -> None:
