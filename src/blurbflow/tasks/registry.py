@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 import os
 
-from blurbflow.tasks import biolm, builtin, crossval, extractive
+import blurbflow.tasks.biolm as biolm
+import blurbflow.tasks.builtin as builtin
+import blurbflow.tasks.crossval as crossval
+import blurbflow.tasks.extractive as extractive
 from blurbflow.tasks.builtin import HOC_HALLMARKS, NER_LABELS, PICO_LABELS
 from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
