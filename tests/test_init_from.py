@@ -17,7 +17,7 @@ from test_hparams_from import planned
 from test_recipes import FRAMES, SIZES, build_tiny, encode, ner_frame
 
 from blurbflow.config import ConfigError, cell_jobs, expand_cells
-from blurbflow.identity import file_sha256
+from blurbflow.digests import file_sha256
 from blurbflow.init_from import WEIGHTS, source_weights
 from blurbflow.results.aggregate import aggregate
 from blurbflow.tasks import get_task

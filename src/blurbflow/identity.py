@@ -14,36 +14,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from blurbflow.digests import data_checksums, file_sha256, folder_sha256  # noqa: F401
+
 SPLITS = ("train", "dev", "test")
 SEED_FILES = ("result.json", "predictions.parquet")
 _SEED_SET = frozenset(SEED_FILES)
-_DIGESTS: dict[tuple, str] = {}  # (real path, size, mtime_ns) -> sha256, for this process
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """sha256 of a file, computed once per process per (file, size, mtime)."""
-    real = os.path.realpath(path)
-    stat = os.stat(real)
-    key = (real, stat.st_size, stat.st_mtime_ns)
-    if key not in _DIGESTS:
-        digest = hashlib.sha256()
-        with open(real, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        _DIGESTS[key] = digest.hexdigest()
-    return _DIGESTS[key]
-
-
-def folder_sha256(folder: str | os.PathLike, names: Iterable[str] | None = None) -> str:
-    """One sha256 over the (relative name, content sha256) of every file of `folder` (or of
-    `names` in it); links are followed, as hub snapshots are links into the blob store."""
-    folder = Path(folder)
-    if names is None:
-        names = (p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    digest = hashlib.sha256()
-    for name in sorted(names):
-        digest.update(f"{name}\0{file_sha256(folder / name)}\n".encode())
-    return digest.hexdigest()
 
 
 def model_identity(options: dict) -> dict:
@@ -66,11 +41,6 @@ def tokenized_identity(encoded_dir: str | os.PathLike) -> str:
         meta.pop("tokenizer", None)  # a path (absolute for hub snapshots): not content
         digest.update(json.dumps(meta, sort_keys=True).encode())
     return digest.hexdigest()
-
-
-def data_checksums(data_dir: str | os.PathLike) -> dict[str, str]:
-    """sha256 of the prepared train/dev/test parquet files."""
-    return {split: file_sha256(Path(data_dir) / f"{split}.parquet") for split in SPLITS}
 
 
 def check_inputs(encoded_dir: str | os.PathLike, data_dir: str | os.PathLike) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.parsers import SPLITS, parse_task
-from blurbflow.identity import data_checksums, file_sha256
+from blurbflow.digests import data_checksums, file_sha256
 from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.tasks.custom import local_files
 from blurbflow.tasks.registry import get_task
@@ -40,7 +40,7 @@ def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
     out_dir = Path(out_dir)
     for split in SPLITS:
         write_parquet_atomic(out_dir / f"{split}.parquet", frames[split])
-    # the checksums a cell's identity records (blurbflow.identity.data_checksums)
+    # the checksums a cell's identity records (blurbflow.digests.data_checksums)
     stats["checksums"] = data_checksums(out_dir)
     write_json_atomic(out_dir / "stats.json", stats)
     return stats
