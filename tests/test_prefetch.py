@@ -14,7 +14,7 @@ import pytest
 import torch
 from hub_helpers import FakeHub, hub_study, other_weights, output, run_snakemake, serve_hub
 
-from blurbflow.models.download import prefetch_model, select_files
+from blurbflow.models.download import prefetch_model
 from blurbflow.models.load import load_for_task, load_tokenizer
 from blurbflow.models.prefetch import (
     ModelNotCached,
@@ -22,6 +22,7 @@ from blurbflow.models.prefetch import (
     marker_path,
     model_folder,
     offline_env,
+    select_files,
 )
 from blurbflow.tasks import get_task
 

@@ -2,8 +2,9 @@
 
 Only `config.json`, the tokenizer files and one copy of the weights in the format transformers
 picks for a local folder (safetensors when the repo has them, else PyTorch `.bin`, which
-`models.load` reads only through torch's weights_only loader). TF, Flax, ONNX, msgpack and h5
-files, training states and READMEs are never fetched.
+`models.load` reads only through torch's weights_only loader): `prefetch.select_files`, which
+also judges a cached snapshot offline. TF, Flax, ONNX, msgpack and h5 files, training states
+and READMEs are never fetched.
 
 The revision is resolved once, to a commit, and that commit is downloaded. The download runs in
 a child process with an overall deadline (a server trickling bytes defeats any read timeout):
@@ -14,32 +15,21 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import re
 import sys
 import threading
 import time
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from blurbflow.models.prefetch import (
-    CONFIG_FILE,
-    TOKENIZER_FILES,
-    VOCABULARY_FILES,
     _patterns,
     marker_path,
     missing_shards,
     read_marker,
+    select_files,
     snapshot_problem,
 )
 
-# The weights, in transformers' order of preference for a local folder: (file, shard pattern).
-WEIGHTS = (
-    ("model.safetensors", None),
-    ("model.safetensors.index.json", re.compile(r"model-\d+-of-\d+\.safetensors")),
-    ("pytorch_model.bin", None),
-    ("pytorch_model.bin.index.json", re.compile(r"pytorch_model-\d+-of-\d+\.bin")),
-)
 DEADLINE_S = float(os.environ.get("BLURBFLOW_HUB_DEADLINE", 4 * 3600))
 # A live download writes every few seconds (huggingface_hub's read timeout is 10 s).
 STALE_INCOMPLETE_S = 600
@@ -48,38 +38,6 @@ PROGRESS_EVERY_S = 10.0
 
 class PrefetchError(ValueError):
     """A hub download that failed or ran past its deadline (nothing partial is kept)."""
-
-
-def _is_tokenizer_file(path: str) -> bool:
-    return path in TOKENIZER_FILES or ("/" not in path and path.endswith(".model"))
-
-
-def select_files(repo_files: Iterable[str]) -> list[str]:
-    """The files of a repo that a cell needs (sorted): config, tokenizer, one set of weights.
-    ValueError when the repo lacks one of them (e.g. a TF/Flax-only repo)."""
-    files = set(repo_files)
-    problems = []
-    if CONFIG_FILE not in files:
-        problems.append(f"no {CONFIG_FILE}")
-    if not any(f in files for f in VOCABULARY_FILES) and not any(
-        "/" not in f and f.endswith(".model") for f in files
-    ):
-        problems.append(f"no tokenizer vocabulary (one of {', '.join(VOCABULARY_FILES)}, *.model)")
-    weights: list[str] = []
-    for name, shards in WEIGHTS:
-        if name in files:
-            weights = [name]
-            if shards is not None:
-                weights += [f for f in files if shards.fullmatch(f)]
-            break
-    if not weights:
-        problems.append(
-            "no PyTorch weights (model.safetensors, pytorch_model.bin or their sharded index)"
-        )
-    if problems:
-        shown = ", ".join(sorted(files)[:20]) + (" ..." if len(files) > 20 else "")
-        raise ValueError(f"{'; '.join(problems)} among the repo's files [{shown}]")
-    return sorted({CONFIG_FILE, *weights, *(f for f in files if _is_tokenizer_file(f))})
 
 
 def _log(message: str) -> None:

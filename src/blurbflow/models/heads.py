@@ -147,25 +147,3 @@ class TaskModel(nn.Module):
         return nn.functional.cross_entropy(
             logits.reshape(-1, self.num_labels), labels.reshape(-1), ignore_index=-100
         )
-
-
-def span_model(
-    source: str, dropout: float, head: str, num_tokens: int | None, trust_remote_code: bool
-):
-    """Extractive QA: the pretrained `AutoModel` encoder under a fresh `blurbflow.qa.SpanHead`
-    (the recipe's dropout in the encoder and before the head)."""
-    from transformers import AutoConfig, AutoModel
-
-    from blurbflow.models.dropout import dropout_settings
-    from blurbflow.models.load import pretrained
-    from blurbflow.qa.head import SpanModel
-
-    if head != "linear":
-        raise ValueError(f"head: {head!r} does not apply to extractive QA; use head: linear")
-    config = AutoConfig.from_pretrained(
-        source,
-        trust_remote_code=trust_remote_code,
-        **dropout_settings(source, dropout, trust_remote_code),
-    )
-    encoder = pretrained(AutoModel, source, config, trust_remote_code, num_tokens)
-    return SpanModel(encoder, dropout)

@@ -209,6 +209,26 @@ def pretrained(auto, source: str, config, trust_remote_code: bool, num_tokens: i
     return model
 
 
+def span_model(
+    source: str, dropout: float, head: str, num_tokens: int | None, trust_remote_code: bool
+):
+    """Extractive QA: the pretrained `AutoModel` encoder under a fresh `blurbflow.qa.SpanHead`
+    (the recipe's dropout in the encoder and before the head)."""
+    from transformers import AutoConfig, AutoModel
+
+    from blurbflow.qa.head import SpanModel
+
+    if head != "linear":
+        raise ValueError(f"head: {head!r} does not apply to extractive QA; use head: linear")
+    config = AutoConfig.from_pretrained(
+        source,
+        trust_remote_code=trust_remote_code,
+        **dropout_settings(source, dropout, trust_remote_code),
+    )
+    encoder = pretrained(AutoModel, source, config, trust_remote_code, num_tokens)
+    return SpanModel(encoder, dropout)
+
+
 def load_for_task(
     source: str,
     spec: TaskSpec,
@@ -235,8 +255,6 @@ def load_for_task(
     )
 
     if spec.kind.target == "span":  # extractive QA: the encoder under a span head
-        from blurbflow.models.heads import span_model
-
         return span_model(source, dropout, head, num_tokens, trust_remote_code)
     token_level, problem_type = spec.kind.token_level, spec.kind.problem_type
     labels = list(spec.labels if labels is None else labels)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -35,6 +36,13 @@ COMMIT = re.compile(r"[0-9a-f]{40}")
 # The model entry's keys that change what a cell computes, copied into its options when set
 # (absent otherwise, so cells of models that do not set them keep their params).
 SETTING_KEYS = ("revision", "cased", "add_prefix_space", "trust_remote_code")
+# The weights, in transformers' order of preference for a local folder: (file, shard pattern).
+WEIGHTS = (
+    ("model.safetensors", None),
+    ("model.safetensors.index.json", re.compile(r"model-\d+-of-\d+\.safetensors")),
+    ("pytorch_model.bin", None),
+    ("pytorch_model.bin.index.json", re.compile(r"pytorch_model-\d+-of-\d+\.bin")),
+)
 
 
 class ModelNotCached(ValueError):
@@ -63,6 +71,38 @@ def is_local(options: dict) -> bool:
     source = str(options["model_source"])
     hub_like = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source) and not source.startswith(".")
     return Path(source).is_dir() or ("revision" not in options and not hub_like)
+
+
+def _is_tokenizer_file(path: str) -> bool:
+    return path in TOKENIZER_FILES or ("/" not in path and path.endswith(".model"))
+
+
+def select_files(repo_files: Iterable[str]) -> list[str]:
+    """The files of a repo that a cell needs (sorted): config, tokenizer, one set of weights.
+    ValueError when the repo lacks one of them (e.g. a TF/Flax-only repo)."""
+    files = set(repo_files)
+    problems = []
+    if CONFIG_FILE not in files:
+        problems.append(f"no {CONFIG_FILE}")
+    if not any(f in files for f in VOCABULARY_FILES) and not any(
+        "/" not in f and f.endswith(".model") for f in files
+    ):
+        problems.append(f"no tokenizer vocabulary (one of {', '.join(VOCABULARY_FILES)}, *.model)")
+    weights: list[str] = []
+    for name, shards in WEIGHTS:
+        if name in files:
+            weights = [name]
+            if shards is not None:
+                weights += [f for f in files if shards.fullmatch(f)]
+            break
+    if not weights:
+        problems.append(
+            "no PyTorch weights (model.safetensors, pytorch_model.bin or their sharded index)"
+        )
+    if problems:
+        shown = ", ".join(sorted(files)[:20]) + (" ..." if len(files) > 20 else "")
+        raise ValueError(f"{'; '.join(problems)} among the repo's files [{shown}]")
+    return sorted({CONFIG_FILE, *weights, *(f for f in files if _is_tokenizer_file(f))})
 
 
 # ---------------------------------------------------------------- markers
@@ -137,8 +177,6 @@ def cached_model_dir(name: str, hub_id: str, cache_dir: Path, revision: str | No
         IncompleteSnapshotError,
         LocalEntryNotFoundError,
     )
-
-    from blurbflow.models.download import select_files
 
     cache_dir = Path(cache_dir)
     try:
