@@ -33,7 +33,7 @@ TEXTS = [
 def _corpus(folder) -> list[str]:
     """Varied biomedical-looking sentences: the generated SQuAD contexts."""
     from blurbflow.data.generate import squad as squad_generator
-    from blurbflow.qa import read_squad
+    from blurbflow.data.parsers.squad import read_squad
 
     squad_generator.generate(folder, seed=0, version="1.1")
     return [e["context"].lower() for e in read_squad(folder / "train-v1.1.json")] + TEXTS

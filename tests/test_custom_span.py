@@ -12,10 +12,10 @@ import pytest
 
 from blurbflow.data.errors import DataFormatError
 from blurbflow.data.generate import generate_source
+from blurbflow.data.parsers.squad import read_squad
 from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
 from blurbflow.models.build import corpus_texts, train_tokenizer
-from blurbflow.qa.squad import read_squad
 from blurbflow.tasks import get_task, register_tasks
 from blurbflow.tasks.registry import ENV
 from blurbflow.tasks.types import SPAN_COLUMNS

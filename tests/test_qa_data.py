@@ -12,7 +12,7 @@ from blurbflow.data.errors import DataFormatError, ManualDownloadMissing
 from blurbflow.data.generate import bioasq_factoid as factoid_generator
 from blurbflow.data.generate import squad as squad_generator
 from blurbflow.data.parsers import bioasq_factoid, squad
-from blurbflow.qa import read_squad
+from blurbflow.data.parsers.squad import read_squad
 
 
 def _spec(source: str, **options) -> SimpleNamespace:

@@ -10,7 +10,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 
-from blurbflow.metrics import span
+from blurbflow.metrics.span import METRICS as SPAN_METRICS
 from blurbflow.tasks.registry import TaskSpec
 
 
@@ -160,7 +160,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "hoc_micro_f1": hoc_micro_f1,
     "accuracy": accuracy,
     "macro_f1": macro_f1,
-    **span.METRICS,  # extractive QA (SQuAD, BioASQ factoid)
+    **SPAN_METRICS,  # extractive QA (SQuAD, BioASQ factoid)
 }
 
 
@@ -199,11 +199,11 @@ def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
 def also_reported(spec: TaskSpec, gold: Sequence, pred: Sequence) -> dict[str, float]:
     """Scores recorded beside the primary one: extractive QA's metric family (SQuAD: F1 and
     exact match; BioASQ factoid: MRR, strict and lenient accuracy); {} for every other task."""
-    if spec.metric not in span.METRICS:
+    if spec.metric not in SPAN_METRICS:
         return {}
     family = spec.metric.split("_")[0] + "_"
     return {
         name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
-        for name in span.METRICS
+        for name in SPAN_METRICS
         if name.startswith(family)
     }

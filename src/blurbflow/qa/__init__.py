@@ -1,11 +1,12 @@
-"""Extractive question answering: SQuAD-format examples, overlapping windows over long contexts,
-n-best span decoding, a span head on any `AutoModel` encoder, and the SQuAD and BioASQ factoid
-metrics.
+"""Extractive question answering: overlapping windows over long contexts, n-best span decoding,
+a span head on any `AutoModel` encoder, and the SQuAD and BioASQ factoid metrics. SQuAD-format
+files are read by the data step (`blurbflow.data.parsers.squad.read_squad`); qa imports nothing
+of blurbflow.data.
 
-    examples (read_squad) -> make_windows -> model -> SpanHead logits -> decode_predictions
-    -> squad_scores / factoid_scores (BioASQ: factoid_answers first)
+    examples (prepared span rows) -> make_windows -> model -> SpanHead logits
+    -> decode_predictions -> squad_scores / factoid_scores (BioASQ: factoid_answers first)
 
-Names load lazily, so that the data step (parsers) does not import torch.
+Names load lazily, so that the metrics (decode, metrics) do not import torch (head).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 from importlib import import_module
 
 _WHERE = {
-    "read_squad": "squad",
     "Windows": "windows",
     "make_windows": "windows",
     "nbest_spans": "decode",

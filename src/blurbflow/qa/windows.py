@@ -89,7 +89,8 @@ def make_windows(
     max_question_length: int = 64,
 ) -> Windows:
     """Windows of `examples` (dicts with question, context and, for training, answer_texts /
-    answer_starts / is_impossible as `read_squad` gives them); no padding (the batcher pads)."""
+    answer_starts / is_impossible as `blurbflow.data.parsers.squad.read_squad` gives them); no
+    padding (the batcher pads)."""
     _check(tokenizer, max_length, doc_stride, max_question_length)
     if not examples:
         return Windows()

@@ -12,10 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.data.errors import DataFormatError
-from blurbflow.data.parsers import conll
 from blurbflow.data.parsers.common import SPLITS, iter_lines, make_frame, tab_fields
-from blurbflow.data.parsers.squad import span_frame, squad_row
-from blurbflow.qa.squad import read_squad
+from blurbflow.data.parsers.conll import read_conll
+from blurbflow.data.parsers.squad import read_squad, span_frame, squad_row
 from blurbflow.tasks.builtin import NER_LABELS
 from blurbflow.tasks.spec import TaskSpec
 
@@ -29,7 +28,7 @@ OPTIONAL = {
 
 def _conll(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, dict]]:
     if tuple(spec.labels) == NER_LABELS:  # untyped B/I/O, as BLURB's NER corpora
-        for tokens, tags in conll.read_conll(path, spec.name):
+        for tokens, tags in read_conll(path, spec.name):
             yield None, {"tokens": tokens, "tags": tags}
         return
     tokens: list[str] = []
