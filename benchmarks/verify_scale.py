@@ -3,7 +3,7 @@
 1. The workflow's stat check when it is read (blurbflow.identity.stale_manifests): a synthetic
    tree of 1,816 job manifests recording 12,850 seeds' result.json + predictions.parquet;
    budget: well under 1 s.
-2. Aggregation's verification per cell (blurbflow.results.verify.verify_result: sha256 of the
+2. Aggregation's verification per cell (blurbflow.record.verify.verify_result: sha256 of the
    predictions, re-scoring the test split), timed on predictions of the real test sets (the
    BLURB files under ../shared/blurb-raw, prepared as benchmarks/common.py does) and summed
    over config.yaml's cells per task.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from blurbflow import identity  # noqa: E402
 from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
 from blurbflow.identity import seed_records, stale_manifests  # noqa: E402
-from blurbflow.results.verify import rescore_test  # noqa: E402
+from blurbflow.record.verify import rescore_test  # noqa: E402
 from blurbflow.tasks import get_task  # noqa: E402
 from blurbflow.train.predict import gold_labels  # noqa: E402
 

@@ -19,7 +19,7 @@ from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
 from blurbflow.provenance import code_versions
 from blurbflow.results.aggregate import load_cells
-from blurbflow.results.schema import CELL_KEYS, COLUMNS, Result
+from blurbflow.record.schema import CELL_KEYS, COLUMNS, Result
 from blurbflow.tasks import get_task
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell

@@ -18,7 +18,7 @@ from test_selection import frame
 from blurbflow.config import ConfigError, cell_jobs, expand_cells
 from blurbflow.grid import SELECTED_KEYS, search_jobs
 from blurbflow.results.aggregate import aggregate
-from blurbflow.results.selected import apply_selection, choose_setting, select_for_final
+from blurbflow.results.handover import apply_selection, choose_setting, select_for_final
 from blurbflow.results.tables import study_table
 from blurbflow.train.job import run_cell_job
 

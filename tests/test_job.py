@@ -13,7 +13,7 @@ import yaml
 from blurbflow.cluster import cell_resources, is_short
 from blurbflow.config import ConfigError, cell_jobs, check_values, expand_cells
 from blurbflow.results.aggregate import load_cells
-from blurbflow.results.schema import CELL_KEYS, Result
+from blurbflow.record.schema import CELL_KEYS, Result
 from blurbflow.train import faults
 from blurbflow.train.job import failure_result, finished_result
 

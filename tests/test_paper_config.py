@@ -21,7 +21,7 @@ from blurbflow.config import (
     study_seeds,
 )
 from blurbflow.grid import search_jobs
-from blurbflow.results.selection import shown_study
+from blurbflow.results.choices import shown_study
 from blurbflow.results.tables import study_layout, study_table
 
 from workflow_helpers import REPO, copy_workflow, snakemake

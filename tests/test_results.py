@@ -5,7 +5,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from blurbflow.results.aggregate import load_cells, select_hparams, write_cells
+from blurbflow.results.aggregate import load_cells, best_grid_points, write_cells
 from blurbflow.results.formats import format_table, to_latex, to_markdown, write_table
 from blurbflow.results.stats import baseline_tests
 from blurbflow.results.tables import column_labels, study_table
@@ -135,7 +135,7 @@ def frame_of(rows, chance_dev=0.0):
     return frame
 
 
-def test_select_hparams_best_mean_dev_over_ok_seeds():
+def test_best_grid_points_best_mean_dev_over_ok_seeds():
     frame = frame_of(
         [
             # lr1: mean dev 80; lr3: 85 over ok seeds (its failed seed is ignored), so lr3 wins
@@ -152,7 +152,7 @@ def test_select_hparams_best_mean_dev_over_ok_seeds():
             ("m", "hoc", "r", "x", 1, math.nan, math.nan, "failed"),
         ]
     )
-    selected = select_hparams(frame)
+    selected = best_grid_points(frame)
     chosen = selected.groupby("task")["hparams"].unique().map(list).to_dict()
     assert chosen == {"gad": ["lr3"], "ddi": ["a"], "hoc": ["x"]}
     assert len(selected[selected["task"] == "gad"]) == 3  # every seed of the chosen hparams
@@ -286,7 +286,7 @@ def test_baseline_tests_against_welch():
 def test_unreadable_path_is_kept_as_a_row(tmp_path):
     frame = load_cells([tmp_path / "elsewhere" / "result.json"])
     assert list(frame["status"]) == ["missing"] and frame.loc[0, "model"] is None
-    assert len(select_hparams(frame)) == 1
+    assert len(best_grid_points(frame)) == 1
 
 
 # --- seeds per task -------------------------------------------------------------------------
@@ -295,7 +295,7 @@ GU_SEEDS = {"default": 5, "biosses": 10}
 
 
 def test_study_seeds_mapping_filters_each_task_to_its_own_seeds():
-    from blurbflow.results.study import in_study, seeds_of
+    from blurbflow.results.study_cells import in_study, seeds_of
 
     study = {
         **STUDY,

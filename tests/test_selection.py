@@ -11,7 +11,7 @@ from blurbflow.config import ConfigError, expand_cells, hparams_name
 from blurbflow.results.aggregate import COLUMNS, normalise_types
 from blurbflow.results.formats import format_table, to_markdown
 from blurbflow.results.stats import baseline_tests, failure_rates
-from blurbflow.results.study import study_cells
+from blurbflow.results.study_cells import study_cells
 from blurbflow.results.tables import study_table
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from blurbflow.config import ConfigError, check_names, expand_cells
-from blurbflow.studies import study_seeds
+from blurbflow.study_plan import study_seeds
 
 
 def _study(seeds, tasks=("bc5chem", "biosses")):

@@ -21,7 +21,7 @@ from blurbflow.identity import cell_identity, data_checksums, stale_manifests
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
 from blurbflow.results.aggregate import aggregate
-from blurbflow.results.verify import rescore_test, verify_result
+from blurbflow.record.verify import rescore_test, verify_result
 from blurbflow.tasks import get_task
 from blurbflow.train import checkpoint
 from blurbflow.train.cell import train_cell

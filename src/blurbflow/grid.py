@@ -6,7 +6,7 @@
 
 A recipe with `hparams_from: [recipes]` has no grid of its own: it runs once, in the folder
 `selected`, with the lr, batch size, technique settings and epoch count that the listed
-recipes' cells of the same model and task selected on dev (blurbflow.results.selected). The
+recipes' cells of the same model and task selected on dev (blurbflow.results.handover). The
 workflow's `select_hparams` rule writes that choice to `selection_file(...)`, an input of the
 job, so a changed search re-runs the final model (docs/fidelity.md, "Epoch number").
 """
@@ -14,8 +14,12 @@ job, so a changed search re-runs the final model (docs/fidelity.md, "Epoch numbe
 from __future__ import annotations
 
 import itertools
+import json
+import os
+from pathlib import Path
 
-from blurbflow.validate import ConfigError
+from blurbflow.errors import ConfigError
+from blurbflow.options import CellOptions
 
 GRID_KEYS = ("lr", "batch_size", "reinit_top", "layerwise_lr_decay", "freeze_lower")
 # How a technique axis shows in the hparams folder name, only when the recipe lists it: a recipe
@@ -102,8 +106,8 @@ def check_sources_run(cells: dict, studies: dict) -> None:
     same model and task (in any study), else the study that asks for it is named."""
     ran = {(c.model, c.task, c.recipe) for c in cells.values()}
     for cell in cells.values():
-        sources = cell.options.get("hparams_from")
-        task = cell.options.get("hparams_task", cell.task)  # cross-validation: the tune fold
+        sources = cell.options.hparams_from
+        task = cell.options.hparams_task or cell.task  # cross-validation: the tune fold
         if not sources or any((cell.model, task, s) in ran for s in sources):
             continue
         study = next((n for n, s in studies.items() if cell.recipe in s.get("recipes", [])), "?")
@@ -119,9 +123,9 @@ def search_jobs(jobs: dict) -> dict[str, list]:
     wanted: dict[tuple, list[str]] = {}
     found: dict[str, list] = {}
     for job in jobs.values():
-        path = job.options.get("selection_file")
-        task = job.options.get("hparams_task", job.task)  # cross-validation: the tune fold
-        for source in job.options.get("hparams_from") or []:
+        path = job.options.selection_file
+        task = job.options.hparams_task or job.task  # cross-validation: the tune fold
+        for source in job.options.hparams_from or []:
             paths = wanted.setdefault((job.model, task, source), [])
             if path not in paths:  # the folds of one tune fold share its selection
                 paths.append(path)
@@ -130,3 +134,30 @@ def search_jobs(jobs: dict) -> dict[str, list]:
         for path in wanted.get((job.model, job.task, job.recipe), []):
             found[path].append(job)
     return found
+
+
+def with_selection(
+    options: CellOptions, root: str | os.PathLike = ".", missing_ok: bool = False
+) -> CellOptions:
+    """A final cell's options with what its selection file chose (others: unchanged). The
+    file is missing before the search ran: an error naming the fix, or with `missing_ok` the
+    options as the config gives them (aggregation of a failed run)."""
+    if not options.hparams_from:
+        return options
+    path = Path(root, options.selection_file)
+    try:
+        selection = json.loads(path.read_text())
+        chosen, source = selection["options"], selection["from"]
+    except FileNotFoundError:
+        if missing_ok:
+            return options
+        raise FileNotFoundError(
+            f"{path}: no hyperparameter selection for this {', '.join(options.hparams_from)} "
+            "search yet; run the `select_hparams` step (snakemake does) after the search"
+        ) from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a selection file ({error}); delete it") from None
+    if not isinstance(chosen, dict) or set(chosen) != set(SELECTED_KEYS):
+        found = sorted(chosen) if isinstance(chosen, dict) else chosen
+        raise ValueError(f"{path}: options {found}, expected {list(SELECTED_KEYS)}")
+    return options.replace(**chosen, selected_from=f"{source['recipe']}/{source['hparams']}")

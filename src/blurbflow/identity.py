@@ -15,18 +15,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from blurbflow.digests import data_checksums, file_sha256, folder_sha256  # noqa: F401
+from blurbflow.models.prefetch import model_folder
+from blurbflow.options import CellOptions
 
 SPLITS = ("train", "dev", "test")
 SEED_FILES = ("result.json", "predictions.parquet")
 _SEED_SET = frozenset(SEED_FILES)
 
 
-def model_identity(options: dict) -> dict:
+def model_identity(options: CellOptions) -> dict:
     """The model's content: sha256 of the files of the folder the cell loads from
     (blurbflow.models.prefetch.model_folder); for a hub snapshot also its commit."""
-    from blurbflow.models.prefetch import model_folder
-
-    folder = Path(model_folder(options))
+    folder = Path(model_folder(options.model_options))
     commit = folder.name if folder.parent.name == "snapshots" else None
     return {"commit": commit, "sha256": folder_sha256(folder)}
 
@@ -54,7 +54,7 @@ def check_inputs(encoded_dir: str | os.PathLike, data_dir: str | os.PathLike) ->
             raise FileNotFoundError(f"{folder}: no {what} ({', '.join(missing)} missing); {fix}")
 
 
-def cell_identity(options: dict, encoded_dir, data_dir) -> dict:
+def cell_identity(options: CellOptions, encoded_dir, data_dir) -> dict:
     """Everything besides the options that a cell's result depends on (no paths)."""
     check_inputs(encoded_dir, data_dir)
     return {

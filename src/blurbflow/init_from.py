@@ -12,7 +12,7 @@ must run as one hparams job (one grid point, or a `hparams_from` recipe: folder 
   source's options.
 - The dependant job's input is the source job's seeds.json: a re-run source re-runs it. Its
   identity records the sha256 of the source weights it loaded (`init_weights`), so a result
-  trained from other weights does not verify (blurbflow.results.verify hashes the file on disk).
+  trained from other weights does not verify (blurbflow.record.verify hashes the file on disk).
 - Loading (`blurbflow.train.weights`) is type-agnostic: every tensor whose name and shape
   match is copied, before layer surgery (a re-initialised top layer is re-initialised after
   loading); a head of another shape (NER → STS) stays fresh. What was loaded goes to the log
@@ -24,8 +24,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from blurbflow.errors import ConfigError
 from blurbflow.grid import SELECTED, grid_points, hparams_name
-from blurbflow.validate import ConfigError
+from blurbflow.identity import file_sha256
+from blurbflow.options import CellOptions
 
 WEIGHTS = "weights.pt"  # a keep_weights cell's fine-tuned state dict, in its seed folder
 INIT_KEYS = ("task", "recipe", "seed")
@@ -77,18 +79,18 @@ def init_from_options(config: dict, recipe: str, resolved: dict, resolve) -> dic
     return {"task": task, "recipe": source, "hparams": hparams, "seed": seed}
 
 
-def source_job(options: dict) -> str:
+def source_job(options: CellOptions) -> str:
     """The folder of the source job of a dependant's options (relative, as the rules write)."""
-    init = options["init_from"]
-    return f"results/cells/{options['model']}/{init['task']}/{init['recipe']}/{init['hparams']}"
+    init = options.init_from
+    return f"results/cells/{options.model}/{init.task}/{init.recipe}/{init.hparams}"
 
 
-def source_seed(options: dict) -> int:
-    seed = options["init_from"]["seed"]
-    return int(options["seed"]) if seed == "same" else int(seed)
+def source_seed(options: CellOptions) -> int:
+    seed = options.init_from.seed
+    return int(options.seed) if seed == "same" else int(seed)
 
 
-def source_weights(options: dict, cell_dir: str | os.PathLike) -> Path:
+def source_weights(options: CellOptions, cell_dir: str | os.PathLike) -> Path:
     """The weights a dependant cell (options with its seed) loads; `cell_dir`: its own seed
     folder `…/results/cells/{model}/{task}/{recipe}/{hparams}/seed{N}` (so any project root)."""
     cells = Path(cell_dir).parents[4]  # …/results/cells
@@ -96,13 +98,11 @@ def source_weights(options: dict, cell_dir: str | os.PathLike) -> Path:
     return cells / job / f"seed{source_seed(options)}" / WEIGHTS
 
 
-def with_source_weights(identity: dict, options: dict, cell_dir) -> dict:
+def with_source_weights(identity: dict, options: CellOptions, cell_dir) -> dict:
     """The cell's identity with the sha256 of the source weights (unchanged without init_from);
     FileNotFoundError naming the source job when they are missing."""
-    if not options.get("init_from"):
+    if not options.init_from:
         return identity
-    from blurbflow.identity import file_sha256
-
     path = source_weights(options, cell_dir)
     if not path.is_file():
         raise FileNotFoundError(
@@ -112,32 +112,30 @@ def with_source_weights(identity: dict, options: dict, cell_dir) -> dict:
     return {**identity, "init_weights": file_sha256(path)}
 
 
-def link_cells(cells: dict, studies: dict, check: bool, replace) -> dict:
+def link_cells(cells: dict, studies: dict, check: bool, keeping_weights) -> dict:
     """The source cells of dependants get `keep_weights: true`; with `check`, every dependant's
     source cell must be one of `cells` (else the study is named: no study runs it).
-    `replace(cell, options)` returns a cell with new options."""
+    `keeping_weights(cell)` returns the cell with `keep_weights` set."""
     keep = set()
     for cell in cells.values():
-        if not cell.options.get("init_from"):
+        if not cell.options.init_from:
             continue
         options = cell.options
         source = f"{source_job(options)}/seed{source_seed(options)}"
         if check and source not in cells:
-            init = options["init_from"]
+            init = options.init_from
             study = next(
                 (n for n, s in studies.items() if cell.recipe in s.get("recipes", [])), "?"
             )
             raise ConfigError(
                 f"studies.{study}: recipe {cell.recipe!r} starts from {source} (init_from), which "
-                f"no study runs; add recipe {init['recipe']!r}, task {init['task']!r} and seed "
+                f"no study runs; add recipe {init.recipe!r}, task {init.task!r} and seed "
                 f"{source_seed(options)} for model {cell.model} to a study"
             )
         keep.add(source.rsplit("/", 1)[0])
     if not keep:
         return cells
     return {
-        path: replace(cell, {**cell.options, "keep_weights": True})
-        if path.rsplit("/", 1)[0] in keep
-        else cell
+        path: keeping_weights(cell) if path.rsplit("/", 1)[0] in keep else cell
         for path, cell in cells.items()
     }

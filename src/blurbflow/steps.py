@@ -83,41 +83,33 @@ def tokenize(
     """Encode a prepared task for one tokenizer; `input_key` (e.g. L256-markers) names the input
     options, or `max_length` alone with the task's default inputs."""
     from blurbflow.config import input_key as key_of
-    from blurbflow.config import parse_input_key
     from blurbflow.models.load import load_tokenizer, tokenizer_settings
     from blurbflow.models.prefetch import model_folder
+    from blurbflow.options import InputOptions, ModelOptions
     from blurbflow.tasks import get_task
     from blurbflow.train.encode import encode_task
 
     spec = get_task(task)
-    key = input_key or key_of(spec.name, {"max_length": max_length})
-    inputs = parse_input_key(key)
-    if key_of(spec.name, inputs) != key:
+    inputs = InputOptions.from_key(input_key) if input_key else InputOptions(max_length=max_length)
+    if input_key and key_of(spec.name, inputs) != input_key:
         raise ValueError(
-            f"input key {key!r} is not the key of task {spec.name}'s inputs; expected "
+            f"input key {input_key!r} is not the key of task {spec.name}'s inputs; expected "
             f"{key_of(spec.name, inputs)!r}"
         )
-    model = {"model": model_name or tokenizer, "model_source": tokenizer, **(settings or {})}
-    meta = encode_task(
-        spec,
-        Path(data),
-        load_tokenizer(model_folder(model), **tokenizer_settings(model)),
-        inputs["max_length"],
-        Path(out),
-        segment_ids=inputs["segment_ids"],
-        tagging=inputs["tagging"],
-        re_input=inputs["re_input"],
-    )
+    model = ModelOptions(model=model_name or tokenizer, model_source=tokenizer, **(settings or {}))
+    tokenizer_ = load_tokenizer(model_folder(model), **tokenizer_settings(model))
+    meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out))
     print(json.dumps(meta, indent=2))
 
 
 def finetune(
     options: dict, seeds: list[int], encoded: str, data: str, out: str, threads: int = 1
 ) -> None:
+    from blurbflow.options import CellOptions
     from blurbflow.train.job import run_cell_job
 
     statuses = run_cell_job(
-        dict(options),
+        CellOptions.from_dict(options, where=f"{Path(out).parent} options"),
         [int(s) for s in seeds],
         Path(encoded),
         Path(data),

@@ -8,12 +8,14 @@ check (workflow/rules/validate.smk); `check_names` is its schema-free part, also
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from pathlib import Path, PurePosixPath
 
-from blurbflow.errors import ConfigError
+from blurbflow.errors import ConfigError, did_you_mean
+from blurbflow.grid import GRID_KEYS
+from blurbflow.recipes import resolve_recipe
+from blurbflow.schema import check_keys, check_values
 from blurbflow.tasks.custom import check_section
 from blurbflow.tasks.registry import BUILTIN, all_tasks
 
@@ -32,11 +34,6 @@ MAX_SEED = 2**31 - 1  # a seed value
 MAX_GRID = 100  # hyperparameter grid points per recipe
 MAX_CELLS = 200_000  # cells of the whole config (config.yaml: ~13,000)
 BUILT_MODELS = "resources/models"  # where `build:` models are built (rule build_demo_model)
-
-
-def did_you_mean(name: str, known) -> str:
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _dict(value) -> dict:
@@ -146,16 +143,12 @@ def _check_studies(config: dict) -> dict[str, dict[str, int]]:
 
 
 def _grid_size(recipe: dict) -> tuple[int, list[str]]:
-    from blurbflow.config import GRID_KEYS
-
     lists = [key for key in GRID_KEYS if isinstance(recipe.get(key), list)]
     return math.prod(len(recipe[key]) for key in lists), lists
 
 
 def _check_recipes(config: dict) -> dict[str, int]:
     """Per-task epochs keys are known tasks, every recipe resolves; returns recipe → grid size."""
-    from blurbflow.config import resolve_recipe
-
     sections = {"defaults": _dict(config.get("defaults"))}
     sections.update({f"recipes.{n}": _dict(r) for n, r in _dict(config.get("recipes")).items()})
     for where, options in sections.items():
@@ -289,8 +282,6 @@ def grid_collision(recipe: str, folder: str, first: dict, second: dict) -> Confi
 def check_config(config: dict, schema: dict) -> None:
     """Everything, in the order that gives the clearest first error: unknown keys, unsafe
     names, non-finite numbers, the schema, references and sizes, missing local models."""
-    from blurbflow.schema import check_keys, check_values
-
     check_keys(config, schema)
     check_safe_names(config)
     check_finite(config)

@@ -1,7 +1,7 @@
 # A recipe with `hparams_from` (e.g. the BIOSSES final model on train+dev) trains with the
 # setting its search selected on dev: one selection file per (model, task, recipe), written from
 # the search's finished cells and an input of the final job, so a changed search re-runs the
-# final model (blurbflow.results.selected; docs/fidelity.md). A study's `cross_validation` uses
+# final model (blurbflow.results.handover; docs/fidelity.md). A study's `cross_validation` uses
 # it too: the evaluation folds take the tune fold's choice (job option `hparams_task`).
 from blurbflow.grid import search_jobs
 

@@ -1,5 +1,5 @@
 # Rule select_hparams (workflow/rules/select.smk): the setting a `hparams_from` recipe takes.
-from blurbflow.results.selected import select_for_final
+from blurbflow.results.handover import select_for_final
 from blurbflow.steps import run_rule
 
 run_rule(

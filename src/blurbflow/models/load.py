@@ -12,6 +12,7 @@ from pathlib import Path
 
 from blurbflow.models.dropout import dropout_settings
 from blurbflow.models.spm import check_sentencepiece
+from blurbflow.options import UNSET, ModelOptions
 from blurbflow.tasks import TaskSpec
 
 # Entity markers of `re_input: markers`, added as special tokens in this order, so that the
@@ -148,12 +149,12 @@ def load_tokenizer(
     return tokenizer
 
 
-def tokenizer_settings(options: dict) -> dict:
-    """`load_tokenizer` keyword arguments from a cell's (or model's) options."""
+def tokenizer_settings(model: ModelOptions) -> dict:
+    """`load_tokenizer` keyword arguments from a model's options (unset settings: None)."""
     return {
-        "cased": options.get("cased"),
-        "add_prefix_space": options.get("add_prefix_space"),
-        "trust_remote_code": bool(options.get("trust_remote_code", False)),
+        "cased": model.cased if model.cased is not UNSET else None,
+        "add_prefix_space": model.add_prefix_space if model.add_prefix_space is not UNSET else None,
+        "trust_remote_code": bool(model.trust_remote_code),
     }
 
 

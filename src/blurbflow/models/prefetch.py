@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
+from blurbflow.options import ModelOptions
+
 CONFIG_FILE = "config.json"
 # Tokenizer files transformers reads from a folder; `.model` are sentencepiece protobufs.
 TOKENIZER_FILES = (
@@ -66,11 +68,11 @@ def model_settings(name: str, entry: dict) -> dict:
     return settings
 
 
-def is_local(options: dict) -> bool:
-    """Whether the options' model is a local folder (a config `path`) rather than a hub id."""
-    source = str(options["model_source"])
+def is_local(model: ModelOptions) -> bool:
+    """Whether the model is a local folder (a config `path`) rather than a hub id."""
+    source = str(model.model_source)
     hub_like = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source) and not source.startswith(".")
-    return Path(source).is_dir() or ("revision" not in options and not hub_like)
+    return Path(source).is_dir() or (not model.revision and not hub_like)
 
 
 def _is_tokenizer_file(path: str) -> bool:
@@ -217,10 +219,10 @@ def hub_cache() -> Path:
     return Path(constants.HF_HUB_CACHE)
 
 
-def _snapshot(options: dict, cache_dir: Path) -> tuple[Path, str]:
-    """(snapshot folder, commit) of a hub model's options: the prefetch marker's commit, or
-    without a marker the cache's own ref of the revision (a cache filled by another tool)."""
-    name, hub_id, revision = options["model"], options["model_source"], options.get("revision")
+def _snapshot(model: ModelOptions, cache_dir: Path) -> tuple[Path, str]:
+    """(snapshot folder, commit) of a hub model: the prefetch marker's commit, or without a
+    marker the cache's own ref of the revision (a cache filled by another tool)."""
+    name, hub_id, revision = model.model, model.model_source, model.revision or None
     marker = read_marker(marker_path(cache_dir, hub_id, revision))
     if marker is not None:
         problem = snapshot_problem(marker, cache_dir)
@@ -232,26 +234,26 @@ def _snapshot(options: dict, cache_dir: Path) -> tuple[Path, str]:
     return folder, folder.name
 
 
-def model_folder(options: dict) -> Path:
+def model_folder(model: ModelOptions) -> Path:
     """The local folder a cell (and its tokenizer) loads from: a local model's `path`, or for a
     hub model the snapshot of the commit its revision was resolved to at prefetch, in this
     process's hub cache. `ModelNotCached` names the model and the fix when the cache lacks it;
     FileNotFoundError when a local folder is gone."""
-    if is_local(options):
-        folder = Path(options["model_source"])
+    if is_local(model):
+        folder = Path(model.model_source)
         if not folder.is_dir():
             raise FileNotFoundError(
-                f"model {options['model']!r}: local folder {folder} does not exist (relative "
-                f"paths are read from the workflow's folder); fix models.{options['model']}.path "
+                f"model {model.model!r}: local folder {folder} does not exist (relative "
+                f"paths are read from the workflow's folder); fix models.{model.model}.path "
                 "in the config or put the model there"
             )
         return folder.resolve()
-    return _snapshot(options, hub_cache())[0]
+    return _snapshot(model, hub_cache())[0]
 
 
-def model_commit(options: dict) -> str | None:
+def model_commit(model: ModelOptions) -> str | None:
     """The hub commit a cell's model was loaded from (None for a local folder)."""
-    return None if is_local(options) else _snapshot(options, hub_cache())[1]
+    return None if is_local(model) else _snapshot(model, hub_cache())[1]
 
 
 def offline_env(cache_dir: Path) -> dict[str, str]:

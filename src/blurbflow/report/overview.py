@@ -9,8 +9,8 @@ import statistics
 import pandas as pd
 
 from blurbflow.metrics.blurb import blurb_label, types_present
-from blurbflow.results.selection import shown_study
-from blurbflow.results.study import seed_scores, study_cells
+from blurbflow.results.choices import shown_study
+from blurbflow.results.study_cells import seed_scores, study_cells
 from blurbflow.tasks.registry import get_task
 
 

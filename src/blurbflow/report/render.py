@@ -14,19 +14,19 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
+from blurbflow.record.schema import STATUSES
 from blurbflow.report.curves import task_curves
 from blurbflow.report.overview import blurb_overview
 from blurbflow.report.seeds import seed_sections
+from blurbflow.results.choices import shown_study
 from blurbflow.results.formats import entry_text
-from blurbflow.results.schema import STATUSES
-from blurbflow.results.selection import shown_study
 from blurbflow.results.stats import (
     baseline_tests,
     compute_spent,
     failure_rates,
     fine_tuning_times,
 )
-from blurbflow.results.study import DIMS, STUDY_COLUMNS, in_study, study_cells
+from blurbflow.results.study_cells import DIMS, STUDY_COLUMNS, in_study, study_cells
 from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
 
 MAX_PROBLEM_ROWS = 1000  # failed/diverged cells listed one by one; the rest are counted

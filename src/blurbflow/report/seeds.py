@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from blurbflow.report.overview import entry_label
-from blurbflow.results.study import ordered_tasks, seeds_of
+from blurbflow.results.study_cells import ordered_tasks, seeds_of
 
 STRIP = {"width": 760, "label_width": 320, "row_height": 20, "top": 8, "axis": 22}
 

@@ -1,9 +1,9 @@
 """Collect every cell's result.json into one frame, results/cells.parquet, whose columns are
-the fields results/schema.py marks as columns (in its order).
+the fields record/schema.py marks as columns (in its order).
 
 A cell that never wrote its result is a row with status "missing" and one whose file cannot be
 read is "failed", so the tables and the report account for every cell the study asked for.
-`aggregate` verifies each finished cell first (blurbflow.results.verify, against the config's
+`aggregate` verifies each finished cell first (blurbflow.record.verify, against the config's
 options and its job's manifest): one that does not verify is a `failed` row whose error starts
 with "rejected: " and says why — never a table number — and its job's manifest is removed so
 that the next run retrains it.
@@ -28,8 +28,10 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.config import expand_cells
+from blurbflow.grid import with_selection
 from blurbflow.io import write_parquet_atomic
-from blurbflow.results.schema import (
+from blurbflow.options import CellOptions
+from blurbflow.record.schema import (
     CELL_KEYS,
     COLUMNS,
     FINISHED,
@@ -40,7 +42,7 @@ from blurbflow.results.schema import (
     Result,
     identity_from_path,
 )
-from blurbflow.results.verify import verify_result
+from blurbflow.record.verify import verify_result
 from blurbflow.tasks.registry import TASKS
 
 IDENTITY = list(CELL_KEYS)  # the cell's key columns, first in the frame
@@ -84,7 +86,7 @@ def _row_from_result(result: Result) -> dict:
 
 def load_cell(
     path: str | os.PathLike,
-    options: dict | None = None,
+    options: CellOptions | None = None,
     manifest: dict | None = None,
     rescore: bool | None = None,
 ) -> dict:
@@ -117,12 +119,12 @@ def load_cell(
 REJECTED = "rejected: "
 
 
-def _verify(path, raw: bytes, result: dict, options: dict, manifest, rescore: bool | None):
+def _verify(path, raw: bytes, result: dict, options: CellOptions, manifest, rescore: bool | None):
     identity, predictions = None, None
     if rescore is None:  # re-score only what no manifest vouches for
         rescore = manifest is None
     if manifest is not None:  # absent only in the report of a failed run
-        records = (manifest.get("files") or {}).get(str(options["seed"]))
+        records = (manifest.get("files") or {}).get(str(options.seed))
         if not isinstance(records, dict):
             return "its job's manifest does not list this seed"
         if hashlib.sha256(raw).hexdigest() != records.get("result.json", {}).get("sha256"):
@@ -148,8 +150,6 @@ def aggregate(
 ) -> pd.DataFrame:
     """Every cell of the config's studies, verified (see the module's doc); with `drop`, the
     manifest of each job with a rejected seed is removed so that the next run retrains it."""
-    from blurbflow.results.selected import apply_selection
-
     rows, manifests = [], {}
     root = "" if os.fspath(root) == "." else os.fspath(root)  # keep paths as the rules write them
     for folder, cell in expand_cells(config).items():
@@ -157,7 +157,7 @@ def aggregate(
         if job not in manifests:
             manifests[job] = _read_manifest(job)
         path = os.path.join(root, folder, "result.json")
-        options = apply_selection(cell.options, root, missing_ok=True)  # `hparams_from`
+        options = with_selection(cell.options, root, missing_ok=True)  # `hparams_from`
         rows.append(load_cell(path, options, manifests[job], rescore))
     frame = normalise_types(pd.DataFrame(rows, columns=COLUMNS))
     if drop:
@@ -199,7 +199,7 @@ def _key(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     return key
 
 
-def select_hparams(frame: pd.DataFrame) -> pd.DataFrame:
+def best_grid_points(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (model, task, recipe) keep every seed of the hparams with the best mean dev metric.
 
     The mean is over seeds with status ok (Gu et al. select hyperparameters on dev, averaged
@@ -215,8 +215,11 @@ def select_hparams(frame: pd.DataFrame) -> pd.DataFrame:
     ok = (frame["status"] == "ok") & frame["dev"].notna() & has_hparams
     mean_dev = frame.loc[ok, "dev"].groupby(full[ok]).mean()
     candidates = pd.DataFrame(
-        {"group": group[has_hparams], "full": full[has_hparams],
-         "hparams": frame.loc[has_hparams, "hparams"].astype(str)}
+        {
+            "group": group[has_hparams],
+            "full": full[has_hparams],
+            "hparams": frame.loc[has_hparams, "hparams"].astype(str),
+        }
     ).drop_duplicates("full")
     candidates["score"] = candidates["full"].map(mean_dev).astype("float64").fillna(-math.inf)
     best = candidates.sort_values(

@@ -32,7 +32,9 @@ def entry_text(entry: dict, statistic: str = "mean") -> str:
     """format_entry of one `table_entries` entry ('median (IQR)' for `statistic` median), then
     `via {recipe}` where a `choose` group picked that recipe on dev."""
     text = format_entry(
-        entry[statistic], entry[SPREAD[statistic]], int(entry["n"]),
+        entry[statistic],
+        entry[SPREAD[statistic]],
+        int(entry["n"]),
         diverged=int(entry["diverged"]),
     )
     return f"{text} via {entry['chosen']}" if entry.get("chosen") else text
@@ -124,8 +126,16 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
 }
 
 
@@ -161,8 +171,12 @@ def to_latex(table: pd.DataFrame) -> str:
     first, second = _captions(table)
     lines = [f"% {line}" for line in first if line]
     lines += _latex_grid(table, format_table(table, bold=("", "")), bold=True)
-    lines += ["", r"\par\medskip", f"% {second}",
-              *_latex_grid(table, format_medians(table), bold=False)]
+    lines += [
+        "",
+        r"\par\medskip",
+        f"% {second}",
+        *_latex_grid(table, format_medians(table), bold=False),
+    ]
     return "\n".join(lines) + "\n"
 
 

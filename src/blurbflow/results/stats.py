@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from blurbflow.results.folds import shown_tasks
-from blurbflow.results.selection import recipe_members, shown_study
-from blurbflow.results.study import in_study, ordered_tasks, seed_scores, study_cells
+from blurbflow.results.choices import recipe_members, shown_study
+from blurbflow.results.study_cells import in_study, ordered_tasks, seed_scores, study_cells
 
 TEST_COLUMNS = [
     "model",

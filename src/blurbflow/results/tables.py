@@ -12,15 +12,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from blurbflow.metrics.blurb import blurb_label, blurb_score
-from blurbflow.results.selection import shown_study
-from blurbflow.results.study import (
+from blurbflow.results.choices import shown_study
+from blurbflow.results.study_cells import (
     DIMS,
     diverged_counts,
     ordered_tasks,
     seed_scores,
     study_cells,
 )
-from blurbflow.studies import cross_validation
+from blurbflow.study_plan import cross_validation
 
 STATS = ("mean", "std", "median", "iqr", "n", "diverged", "best")
 FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score
@@ -44,8 +44,9 @@ def study_layout(study: dict) -> tuple[str, list[str]]:
         raise ValueError(f"study table uses a dimension twice: rows={rows!r} columns={columns}")
     hidden = [d for d in DIMS if d != rows and d not in columns and len(study[f"{d}s"]) > 1]
     if hidden:
-        raise ValueError(f"study table must show {', '.join(hidden)} (several values) in rows or "
-                         "columns")
+        raise ValueError(
+            f"study table must show {', '.join(hidden)} (several values) in rows or columns"
+        )
     return rows, columns
 
 
@@ -187,8 +188,14 @@ def study_table(
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
     empty = {
-        "mean": math.nan, "std": math.nan, "median": math.nan, "iqr": math.nan, "n": 0,
-        "diverged": 0, "best": False, FOLDS: 0,
+        "mean": math.nan,
+        "std": math.nan,
+        "median": math.nan,
+        "iqr": math.nan,
+        "n": 0,
+        "diverged": 0,
+        "best": False,
+        FOLDS: 0,
     }
     data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in stats}
     position = {row: i for i, row in enumerate(row_labels)}
@@ -201,13 +208,19 @@ def study_table(
         columns=pd.MultiIndex.from_product([column_labels, stats], names=["column", "stat"]),
     )
     table = _typed(table, column_labels)
-    table.attrs.update({
-        "chosen": chosen_recipes(selected, rows_dim, column_dims),
-        "study": name, "title": study.get("title", name), "rows": rows_dim,
-        "columns": column_dims, "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
-        "best_rule": best_rule(study), "statistic": study_statistic(study),
-        "folds": fold_note(study),
-    })
+    table.attrs.update(
+        {
+            "chosen": chosen_recipes(selected, rows_dim, column_dims),
+            "study": name,
+            "title": study.get("title", name),
+            "rows": rows_dim,
+            "columns": column_dims,
+            "blurb_rows": [r for r in row_labels if r.startswith(BLURB_KEY)],
+            "best_rule": best_rule(study),
+            "statistic": study_statistic(study),
+            "folds": fold_note(study),
+        }
+    )
     return table
 
 
@@ -228,8 +241,11 @@ def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
     if rows_dim == "task" and len(tasks) > 1:
         label = blurb_label(tasks)
         return [
-            {**_blurb_entry([e for e in entries if e["column"] == column]),
-             "row": label, "column": column}
+            {
+                **_blurb_entry([e for e in entries if e["column"] == column]),
+                "row": label,
+                "column": column,
+            }
             for column in dict.fromkeys(e["column"] for e in entries)
         ]
     if "task" in column_dims and len(tasks) > 1:
@@ -237,8 +253,12 @@ def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
         blurb = []
         for row in order[rows_dim]:
             for other in itertools.product(*(order[d] for d in others)):
-                parts = [e for e in entries if e["row"] == row
-                         and all(e[d] == v for d, v in zip(others, other, strict=True))]
+                parts = [
+                    e
+                    for e in entries
+                    if e["row"] == row
+                    and all(e[d] == v for d, v in zip(others, other, strict=True))
+                ]
                 label = _label([blurb_label(tasks), *other])
                 blurb.append({**_blurb_entry(parts), "row": row, "column": label})
         return blurb
@@ -268,7 +288,10 @@ def table_entries(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
     chosen = table.attrs.get("chosen") or {}
     stats = list(dict.fromkeys(table.columns.get_level_values("stat")))
     return {
-        (row, label): {**{stat: columns[(label, stat)][i] for stat in stats},
-                       "chosen": chosen.get((row, label), "")}
-        for i, row in enumerate(table.index) for label in column_labels(table)
+        (row, label): {
+            **{stat: columns[(label, stat)][i] for stat in stats},
+            "chosen": chosen.get((row, label), ""),
+        }
+        for i, row in enumerate(table.index)
+        for label in column_labels(table)
     }

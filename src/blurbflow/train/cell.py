@@ -1,11 +1,10 @@
 """One cell: fine-tune (model, task, recipe, hparams, seed), evaluate dev and test after every
 epoch (or every `eval_every_steps` steps), select the evaluation (`best_dev` or `last`) and write
-result.json + predictions.parquet.
+write result.json + predictions.parquet.
 
 `train_cell` is setup (inputs, model, checkpoint) → fit (train/fit.py) → finish (select the epoch,
-write the result). The options are recorded as given; every other read goes through the one copy
-with the defaults filled in (train/inputs.py `with_defaults`). docs/recipes.md explains the
-options and docs/results.md the files.
+write the result). The options are one typed object (blurbflow.options.CellOptions), recorded
+as they serialise; docs/recipes.md explains them and docs/results.md the files.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from blurbflow.config import options_json
 from blurbflow.identity import cell_identity, file_sha256
 from blurbflow.init_from import source_weights, with_source_weights
 from blurbflow.io import write_json_atomic, write_parquet_atomic
@@ -30,24 +28,17 @@ from blurbflow.metrics import chance_baseline
 from blurbflow.models import surgery
 from blurbflow.models.load import load_for_task
 from blurbflow.models.prefetch import model_commit, model_folder
+from blurbflow.options import CellOptions, options_json
 from blurbflow.provenance import code_versions, git_commit, where_run
-from blurbflow.results.schema import Result, cell_key
+from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train import checkpoint, faults, tagging
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
-from blurbflow.train.fit import Run, fit
-from blurbflow.train.inputs import (
-    Splits,
-    check_encoded,
-    entity_pooling,
-    selection,
-    token_ids,
-    training_data,
-    with_defaults,
-)
+from blurbflow.train.fit import CellData, Optimisation, Run, fit
+from blurbflow.train.inputs import Splits, check_encoded, entity_pooling, token_ids, training_data
 from blurbflow.train.optim import AdamW, linear_schedule
-from blurbflow.train.predict import label_dtype
+from blurbflow.train.predict import BatchFormat, label_dtype
 from blurbflow.train.weights import load_matching, save_weights
 
 
@@ -58,7 +49,7 @@ def seed_everything(seed: int) -> None:
 
 
 def build_model_and_optimizer(
-    options: dict,
+    options: CellOptions,
     spec: TaskSpec,
     n_train: int,
     num_tokens: int | None = None,
@@ -70,20 +61,19 @@ def build_model_and_optimizer(
     schedule. `num_tokens`: the tokenizer's size when tokens were added (entity markers).
     `init_weights`: fine-tuned weights to start from (init_from), loaded before the surgery so
     that e.g. `reinit_top` re-initialises loaded layers; `report` receives what was loaded."""
-    source = str(model_folder(options))
-    options = with_defaults(options)
+    o = options
     labels = None
     if spec.kind.token_level:
-        labels = tagging.scheme_labels(spec.type, spec.labels, options["tagging"])
+        labels = tagging.scheme_labels(spec.type, spec.labels, o.inputs.tagging)
     model = load_for_task(
-        source,
+        str(model_folder(o.model_options)),
         spec,
-        dropout=options["dropout"],
+        dropout=o.dropout,
         labels=labels,
-        head=options["head"],
-        pooling=entity_pooling(spec, options),
+        head=o.head,
+        pooling=entity_pooling(spec, o),
         num_tokens=num_tokens,
-        trust_remote_code=bool(options.get("trust_remote_code", False)),
+        trust_remote_code=bool(o.trust_remote_code),
     )
     if init_weights is not None:
         loaded = load_matching(model, init_weights)
@@ -94,80 +84,70 @@ def build_model_and_optimizer(
         )
         if report is not None:
             report.update(loaded)
-    surgery.remove_top(model, options["remove_top"])
-    surgery.reinit_top(model, options["reinit_top"], int(options["seed"]))
-    surgery.freeze_lower(model, options["freeze_lower"])
+    surgery.remove_top(model, o.remove_top)
+    surgery.reinit_top(model, o.reinit_top, int(o.seed))
+    surgery.freeze_lower(model, o.freeze_lower)
     if device is not None:
         model.to(device)
-    groups = surgery.parameter_groups(
-        model, options["lr"], options["weight_decay"], options["layerwise_lr_decay"]
-    )
+    groups = surgery.parameter_groups(model, o.lr, o.weight_decay, o.layerwise_lr_decay)
     optimizer = AdamW(
         [{k: v for k, v in g.items() if k != "names"} for g in groups],
-        lr=options["lr"],
-        betas=(options["adam_beta1"], options["adam_beta2"]),
-        eps=options["adam_epsilon"],
-        bias_correction=options["adam_bias_correction"],
+        lr=o.lr,
+        betas=(o.adam_beta1, o.adam_beta2),
+        eps=o.adam_epsilon,
+        bias_correction=o.adam_bias_correction,
     )
-    steps = math.ceil(n_train / int(options["batch_size"])) * options["epochs"]
-    return model, optimizer, linear_schedule(optimizer, steps, options["warmup_ratio"])
-
-
-def cell_id(options: dict) -> str:
-    return "/".join(str(options[k]) for k in ("model", "task", "recipe", "hparams")) + (
-        f"/seed{options['seed']}"
-    )
+    steps = math.ceil(n_train / int(o.batch_size)) * o.epochs
+    return model, optimizer, linear_schedule(optimizer, steps, o.warmup_ratio)
 
 
 def setup(
-    options: dict, encoded: Path, data: Path, cell_dir: Path, threads: int, identity: dict | None
+    options: CellOptions,
+    encoded: Path,
+    data: Path,
+    cell_dir: Path,
+    threads: int,
+    identity: dict | None,
 ) -> Run:
     """Check the inputs, then build the training instances and the model (after seeding)."""
-    name = cell_id(options)
-    fault = faults.planned(name)
-    faults.before_training(fault, name)
-    spec, settings = get_task(options["task"]), with_defaults(options)
+    fault = faults.planned(options.cell_id)
+    faults.before_training(fault, options.cell_id)
+    spec = get_task(options.task)
     torch.set_num_threads(threads)
-    seed_everything(int(settings["seed"]))
+    seed_everything(int(options.seed))
     meta = load_meta(encoded)
-    check_encoded(meta, spec, settings, encoded)
+    check_encoded(meta, spec, options, encoded)
     splits = Splits(spec, encoded, data)
     from_splits = {"train": splits.encoded("train")}
-    if settings["train_on"] == "train+dev":
+    if options.train_on == "train+dev":
         from_splits["dev"] = splits.encoded("dev")
-    train = training_data(from_splits, settings)
-    pad_id, num_tokens = token_ids(meta, spec, settings, encoded)
+    train = training_data(from_splits, options)
+    pad_id, num_tokens = token_ids(meta, spec, options, encoded)
     if identity is None:
-        identity = cell_identity(settings, encoded, data)
+        identity = cell_identity(options, encoded, data)
     # init_from: the source weights' sha256 (FileNotFoundError naming the source job)
-    identity = with_source_weights(identity, settings, cell_dir)
-    init = source_weights(settings, cell_dir) if settings.get("init_from") else None
+    identity = with_source_weights(identity, options, cell_dir)
+    init = source_weights(options, cell_dir) if options.init_from else None
     report: dict = {}
     device = select_device()
     model, optimizer, scheduler = build_model_and_optimizer(
-        settings, spec, len(train["input_ids"]), num_tokens, device, init, report
+        options, spec, len(train["input_ids"]), num_tokens, device, init, report
     )
     cell_dir.mkdir(parents=True, exist_ok=True)
-    tagged = spec.kind.token_level
     return Run(
-        name=name,
-        settings=settings,
-        spec=spec,
-        splits=splits,
-        train=train,
+        options=options,
+        data=CellData(spec, splits, train),
+        fmt=BatchFormat(
+            pad_id,
+            label_dtype(spec),
+            options.inputs.tagging if spec.kind.token_level else "BIO",
+            entity_pooling(spec, options) != "cls",
+        ),
+        opt=Optimisation(model, optimizer, scheduler, device, random.Random(int(options.seed))),
         cell_dir=cell_dir,
         identity=identity,
         # a checkpoint resumes only for the same options and the same model, tokens and data
-        key=options_json({"options": options, "identity": identity}),
-        model=model,
-        optimizer=optimizer,
-        scheduler=scheduler,
-        device=device,
-        shuffler=random.Random(int(settings["seed"])),
-        pad_id=pad_id,
-        targets=label_dtype(spec),
-        scheme=settings["tagging"] if tagged else "BIO",
-        entities=entity_pooling(spec, settings) != "cls",
+        key=options_json({"options": options.to_dict(), "identity": identity}),
         fault=fault,
         init_report=report or None,
     )
@@ -177,7 +157,7 @@ def selected_epoch(run: Run, state: checkpoint.LoopState) -> tuple[dict | None, 
     """The record of the selected evaluation and its predictions (None, None when none ran)."""
     if not state.records:
         return None, None
-    if selection(run.settings) == "last":
+    if run.options.selection == "last":
         return state.records[-1], state.last_predictions
     return max(state.records, key=lambda e: e["dev"]), state.best_predictions
 
@@ -189,8 +169,8 @@ def write_predictions(run: Run, predictions: dict | None) -> str:
         {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
         for split, values in (predictions or {}).items()
         for i, g, p in zip(
-            run.splits.frame(split)["id"].astype(str).tolist(),
-            run.splits.gold(split),
+            run.data.splits.frame(split)["id"].astype(str).tolist(),
+            run.data.splits.gold(split),
             values,
             strict=True,
         )
@@ -207,14 +187,13 @@ def _weights_fields(run: Run) -> dict:
     fields = {}
     if run.init_report:
         fields["init_loaded"] = {k: run.init_report[k] for k in ("loaded", "fresh", "unused")}
-    if run.settings.get("keep_weights"):
-        fields["weights_sha256"] = save_weights(run.model, run.cell_dir)
+    if run.options.keep_weights:
+        fields["weights_sha256"] = save_weights(run.opt.model, run.cell_dir)
     return fields
 
 
 def finish(
     run: Run,
-    options: dict,
     state: checkpoint.LoopState,
     error: str | None,
     start: tuple[datetime, float],
@@ -224,22 +203,23 @@ def finish(
     the checkpoint. `start`: the start's date and monotonic clock."""
     started, clock = start
     selected, predictions = selected_epoch(run, state)
-    gold, train = run.splits.gold, run.train
-    chance = {s: chance_baseline(run.spec, gold("train"), gold(s)) for s in ("dev", "test")}
+    spec, gold, train, options = run.data.spec, run.data.splits.gold, run.data.train, run.options
+    chance = {s: chance_baseline(spec, gold("train"), gold(s)) for s in ("dev", "test")}
     seconds = time.monotonic() - clock  # predictions and result.json are written after
+    device = run.opt.device
     result: Result = {
         "cell": cell_key(options),
-        "task_type": run.spec.type,
-        "metric": run.spec.metric,
-        "options": options,
+        "task_type": spec.type,
+        "metric": spec.metric,
+        "options": options.to_dict(),
         "identity": run.identity,
-        "model_commit": model_commit(run.settings),
+        "model_commit": model_commit(options.model_options),
         "status": "diverged" if error else "ok",
         "error": error,
         "epochs": state.records,
         "selected_epoch": selected["epoch"] if selected else None,
         "selected_step": selected.get("step") if selected else None,
-        "selection": selection(run.settings),
+        "selection": options.selection,
         "train_instances": len(train["input_ids"]),
         "train_ids_sha": hashlib.sha256("\n".join(train["id"]).encode()).hexdigest()[:16],
         "dev": selected["dev"] if selected else None,
@@ -248,8 +228,8 @@ def finish(
         "chance_test": chance["test"],
         "wall_seconds": round(seconds, 3),
         "gpu_hours": round(seconds / 3600, 6) if torch.cuda.is_available() else 0.0,
-        "peak_memory_mb": peak_memory_mb(run.device),
-        "device": torch.cuda.get_device_name(run.device) if run.device.type == "cuda" else "cpu",
+        "peak_memory_mb": peak_memory_mb(device),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
         **where_run(),
         "versions": code_versions(),
@@ -265,7 +245,7 @@ def finish(
 
 
 def train_cell(
-    options: dict,
+    options: CellOptions,
     encoded_dir: Path,
     data_dir: Path,
     result_path: Path,
@@ -278,12 +258,11 @@ def train_cell(
     after saving when SIGTERM arrives."""
     start = datetime.now(UTC), time.monotonic()
     run = setup(options, encoded_dir, data_dir, Path(result_path).parent, threads, identity)
-    state = checkpoint.load(
-        run.cell_dir, run.key, run.model, run.optimizer, run.scheduler, run.shuffler
-    )
+    o = run.opt
+    state = checkpoint.load(run.cell_dir, run.key, o.model, o.optimizer, o.scheduler, o.shuffler)
     resumed = state is not None
     if state is None:
         state = checkpoint.LoopState()
         run.log_path.unlink(missing_ok=True)
     error = fit(run, state, resumed)
-    return finish(run, options, state, error, start, result_path)
+    return finish(run, state, error, start, result_path)

@@ -54,11 +54,9 @@ class SigtermFlag:
         signal.signal(signal.SIGTERM, self._previous)
 
 
-def save(
-    cell_dir: Path, options_json: str, state: LoopState, model, optimizer, scheduler, shuffler
-) -> None:
+def save(cell_dir: Path, key: str, state: LoopState, model, optimizer, scheduler, shuffler) -> None:
     payload = {
-        "options": options_json,
+        "options": key,
         "loop": asdict(state),
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
@@ -71,9 +69,7 @@ def save(
         torch.save(payload, tmp)
 
 
-def load(
-    cell_dir: Path, options_json: str, model, optimizer, scheduler, shuffler
-) -> LoopState | None:
+def load(cell_dir: Path, key: str, model, optimizer, scheduler, shuffler) -> LoopState | None:
     """Restore a checkpoint written for exactly these options; None when there is none."""
     path = Path(cell_dir) / CHECKPOINT
     if not path.exists():
@@ -85,9 +81,9 @@ def load(
             f"{path}: cannot be read as a checkpoint with weights_only ({type(error).__name__}); "
             "delete it to train this cell afresh"
         ) from None
-    if payload["options"] != options_json:
+    if payload["options"] != key:
         path.unlink()  # written for other options or another model/data: start afresh
-        print(f"{path}: discarded, {key_difference(payload['options'], options_json)}", flush=True)
+        print(f"{path}: discarded, {key_difference(payload['options'], key)}", flush=True)
         return None
     model.load_state_dict(payload["model"])
     optimizer.load_state_dict(payload["optimizer"])

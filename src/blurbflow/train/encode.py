@@ -1,6 +1,6 @@
 """Tokenize a prepared task once per (tokenizer, task, input options) into parquet that every cell
-with that key reuses (`blurbflow.config.input_key`). Word-level tasks label the first sub-token
-of each word (in the `tagging` scheme); the rest get -100.
+with that key reuses (`blurbflow.options.InputOptions.key`). Word-level tasks label the first
+sub-token of each word (in the `tagging` scheme); the rest get -100.
 
 Input options (docs/recipes.md): `segment_ids` (QA/STS: `pair` keeps token type ids 0/1, `single`
 sets them all to 0), `tagging` (NER/PICO, see `blurbflow.train.tagging`) and `re_input` (RE:
@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blurbflow.options import InputOptions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import tagging as tagging_schemes
 from blurbflow.train.encode_re import encode_entities
@@ -40,19 +41,19 @@ IGNORE = -100
 SPLITS = ("train", "dev", "test")
 
 
-def _words(frame, spec, tokenizer, max_length, options, columns, counts):
+def _words(frame, spec, tokenizer, inputs: InputOptions, columns, counts):
     """Word-level tasks: the first sub-token of each word carries its tag in the scheme."""
-    labels_of = tagging_schemes.scheme_labels(spec.type, spec.labels, options["tagging"])
+    labels_of = tagging_schemes.scheme_labels(spec.type, spec.labels, inputs.tagging)
     label_index = {label: i for i, label in enumerate(labels_of)}
     enc = tokenizer(
         [list(t) for t in frame["tokens"]],
         is_split_into_words=True,
         truncation=True,
-        max_length=max_length,
+        max_length=inputs.max_length,
     )
     labels = []
     for row, gold in enumerate(frame["tags"]):
-        tags = tagging_schemes.to_scheme(list(gold), options["tagging"], spec.type)
+        tags = tagging_schemes.to_scheme(list(gold), inputs.tagging, spec.type)
         previous, row_labels = None, []
         for word in enc.word_ids(row):
             first = word is not None and word != previous
@@ -64,32 +65,34 @@ def _words(frame, spec, tokenizer, max_length, options, columns, counts):
     return enc
 
 
-def _text(frame, spec, tokenizer, max_length, options, columns, counts):
-    return tokenizer(list(frame["text"]), truncation=True, max_length=max_length)
+def _text(frame, spec, tokenizer, inputs: InputOptions, columns, counts):
+    return tokenizer(list(frame["text"]), truncation=True, max_length=inputs.max_length)
 
 
 def _pair(first: str, second: str, truncation):
     """Two texts joined by [SEP]; pair inputs always carry token type ids (some fast tokenizers
     omit them by default)."""
 
-    def encode(frame, spec, tokenizer, max_length, options, columns, counts):
+    def encode(frame, spec, tokenizer, inputs: InputOptions, columns, counts):
         return tokenizer(
             list(frame[first]),
             list(frame[second]),
             truncation=truncation,
-            max_length=max_length,
+            max_length=inputs.max_length,
             return_token_type_ids=True,
         )
 
     return encode
 
 
-def _entities(frame, spec, tokenizer, max_length, options, columns, counts):
-    return encode_entities(frame, spec, tokenizer, max_length, options["re_input"], columns, counts)
+def _entities(frame, spec, tokenizer, inputs: InputOptions, columns, counts):
+    return encode_entities(
+        frame, spec, tokenizer, inputs.max_length, inputs.re_input, columns, counts
+    )
 
 
-def _windows(frame, spec, tokenizer, max_length, options, columns, counts):
-    return encode_windows(frame, spec, tokenizer, max_length, columns, counts)
+def _windows(frame, spec, tokenizer, inputs: InputOptions, columns, counts):
+    return encode_windows(frame, spec, tokenizer, inputs.max_length, columns, counts)
 
 
 # TaskType.inputs -> encoder of a prepared frame (fills `columns`, returns the tokenizer output)
@@ -116,18 +119,13 @@ def _encode_frame(
     frame: pd.DataFrame,
     spec: TaskSpec,
     tokenizer,
-    max_length: int,
-    *,
-    segment_ids: str = "pair",
-    tagging: str = "BIO",
-    re_input: str = "dummify",
+    inputs: InputOptions,
     counts: dict | None = None,
 ) -> dict:
     counts = {"entities_truncated": 0, "entities_not_found": 0} if counts is None else counts
-    kind = spec.kind
-    options = {"segment_ids": segment_ids, "tagging": tagging, "re_input": re_input}
+    kind, segment_ids = spec.kind, inputs.segment_ids
     columns: dict[str, list] = {"id": frame["id"].astype(str).tolist()}
-    enc = ENCODERS[kind.inputs](frame, spec, tokenizer, max_length, options, columns, counts)
+    enc = ENCODERS[kind.inputs](frame, spec, tokenizer, inputs, columns, counts)
     if kind.target in TARGETS:
         columns["label"] = TARGETS[kind.target](frame, spec)
     columns["input_ids"] = enc["input_ids"]
@@ -143,34 +141,26 @@ def _encode_frame(
 
 
 def encode_task(
-    spec: TaskSpec,
-    data_dir: Path,
-    tokenizer,
-    max_length: int,
-    out_dir: Path,
-    *,
-    segment_ids: str = "pair",
-    tagging: str = "BIO",
-    re_input: str = "dummify",
+    spec: TaskSpec, data_dir: Path, tokenizer, inputs: InputOptions, out_dir: Path
 ) -> dict:
     """Write {train,dev,test}.parquet + meta.json to out_dir (built in a temp dir, then renamed).
-    With re_input=markers the entity markers are added to `tokenizer` (deterministically, as
+    With `re_input: markers` the entity markers are added to `tokenizer` (deterministically, as
     `models.load.load_tokenizer(entity_markers=True)` does for the model)."""
     from blurbflow.models.load import add_entity_markers, lowercases
 
     out_dir = Path(out_dir)
     kind = spec.kind
     entities, windows = kind.inputs == "entities", kind.inputs == "windows"
-    added = add_entity_markers(tokenizer) if entities and re_input == "markers" else {}
-    given = {"segment_ids": segment_ids, "tagging": tagging, "re_input": re_input}
-    inputs = {"max_length": max_length, **{k: given[k] for k in kind.input_options}}
+    max_length = inputs.max_length
+    added = add_entity_markers(tokenizer) if entities and inputs.re_input == "markers" else {}
+    recorded = {"max_length": max_length, **{k: getattr(inputs, k) for k in kind.input_options}}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         meta = {
             "task": spec.name,
             "max_length": max_length,
-            "inputs": inputs,
+            "inputs": recorded,
             "tokenizer": tokenizer.name_or_path,
             "vocab_size": len(tokenizer),
             "lowercases": lowercases(tokenizer),
@@ -181,13 +171,15 @@ def encode_task(
         if windows:  # only span tasks: other tasks' meta.json (their identity) stays as it was
             meta["windows"] = window_settings(spec, max_length)
         if kind.token_level:
-            meta["labels"] = list(tagging_schemes.scheme_labels(spec.type, spec.labels, tagging))
+            meta["labels"] = list(
+                tagging_schemes.scheme_labels(spec.type, spec.labels, inputs.tagging)
+            )
         for split in SPLITS:
             clock = time.monotonic()
             frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet")
             print(f"{spec.name} {split}: tokenizing {len(frame)} instances", flush=True)
             counts = {} if windows else {"entities_truncated": 0, "entities_not_found": 0}
-            columns = _encode_frame(frame, spec, tokenizer, max_length, counts=counts, **given)
+            columns = _encode_frame(frame, spec, tokenizer, inputs, counts=counts)
             pq.write_table(pa.table(columns), tmp / f"{split}.parquet")
             lengths = columns["length"]
             meta["splits"][split] = {

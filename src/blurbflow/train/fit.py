@@ -16,63 +16,73 @@ from pathlib import Path
 import numpy as np
 
 from blurbflow.metrics import also_reported, compute_metric
+from blurbflow.options import CellOptions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, checkpoint, faults
 from blurbflow.train.checkpoint import LoopState
 from blurbflow.train.inputs import Splits
 from blurbflow.train.loop import Steps
-from blurbflow.train.predict import make_batch, predict
+from blurbflow.train.predict import BatchFormat, make_batch, predict
 from blurbflow.train.progress import Progress
+
+
+@dataclass
+class CellData:
+    """What the cell trains and is scored on."""
+
+    spec: TaskSpec
+    splits: Splits  # tokenized splits, frames and gold, read on first use
+    train: dict  # the training instances (blurbflow.train.inputs.training_data)
+
+
+@dataclass
+class Optimisation:
+    """The model and what steps it; the shuffler's state is the batch order (checkpointed)."""
+
+    model: object
+    optimizer: object
+    scheduler: object
+    device: object
+    shuffler: random.Random
 
 
 @dataclass
 class Run:
     """Everything a cell's training reads, prepared once by `cell.setup`."""
 
-    name: str  # model/task/recipe/hparams/seedN
-    settings: dict  # the options with every default filled: the only copy read
-    spec: TaskSpec
-    splits: Splits
-    train: dict  # the training instances (blurbflow.train.inputs.training_data)
+    options: CellOptions
+    data: CellData
+    fmt: BatchFormat
+    opt: Optimisation
     cell_dir: Path
     identity: dict  # blurbflow.identity.cell_identity
     key: str  # the checkpoint key: options and identity
-    model: object
-    optimizer: object
-    scheduler: object
-    device: object
-    shuffler: random.Random  # the batch order, restored with the checkpoint
-    pad_id: int
-    targets: object  # the label dtype
-    scheme: str  # the tagging scheme the model predicts in
-    entities: bool  # whether batches carry the RE entity positions
     fault: str | None = None  # blurbflow.train.faults
     precision: str | None = None  # what the device ran, set by `fit`
-    init_report: dict | None = None  # what init_from loaded (blurbflow.init_from)
+    init_report: dict | None = None  # what init_from loaded (blurbflow.train.weights)
+
+    @property
+    def name(self) -> str:
+        return self.options.cell_id
 
     @property
     def log_path(self) -> Path:
         return self.cell_dir / "train_log.jsonl"
 
     def save(self, state: LoopState) -> None:
+        o = self.opt
         checkpoint.save(
-            self.cell_dir,
-            self.key,
-            state,
-            self.model,
-            self.optimizer,
-            self.scheduler,
-            self.shuffler,
+            self.cell_dir, self.key, state, o.model, o.optimizer, o.scheduler, o.shuffler
         )
 
     def batch(self, rows: list[int]) -> dict:
-        return make_batch(self.train, rows, self.pad_id, self.targets, self.entities)
+        return make_batch(self.data.train, rows, self.fmt)
 
 
-def stopped_early(settings: dict, records: list[dict]) -> bool:
+def stopped_early(options: CellOptions, records: list[dict]) -> bool:
     """Whether `patience` evaluations have passed since the best dev score (the first best
     counts: a tie is no improvement). Derived from the records, so a resumed run agrees."""
-    patience = settings.get("patience")
+    patience = options.patience
     if not patience or not records:
         return False
     best = max(range(len(records)), key=lambda i: (records[i]["dev"], -i))
@@ -82,28 +92,27 @@ def stopped_early(settings: dict, records: list[dict]) -> bool:
 def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
     """Train from `state` to the last epoch, early stop or divergence (the error is returned).
     Raises checkpoint.Preempted after saving when SIGTERM arrives."""
-    epochs, batch_size = run.settings["epochs"], int(run.settings["batch_size"])
-    per_epoch = math.ceil(len(run.train["input_ids"]) / batch_size)
+    options = run.options
+    epochs, batch_size = options.epochs, int(options.batch_size)
+    per_epoch = math.ceil(len(run.data.train["input_ids"]) / batch_size)
     done = (state.epoch - 1) * per_epoch + state.step
     progress = Progress(run.name, epochs, per_epoch, done=done)
-    steps = Steps(
-        run.model, run.optimizer, run.scheduler, run.device, run.settings, progress, state
-    )
+    steps = Steps(run.opt, options, progress, state)
     run.precision = steps.precision
-    every = run.settings.get("eval_every_steps")
+    every = options.eval_every_steps
     with checkpoint.SigtermFlag() as sigterm:
-        while state.epoch <= epochs and not stopped_early(run.settings, state.records):
+        while state.epoch <= epochs and not stopped_early(options, state.records):
             started = time.monotonic()
             if error := _train_epoch(run, state, steps, sigterm, resumed, per_epoch):
                 return error
-            if stopped_early(run.settings, state.records):
+            if stopped_early(options, state.records):
                 break  # stopped within the epoch (evaluating every N steps)
             if not every:
                 record = _evaluate(run, state, started)
                 progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
                 state.losses = []
             state.epoch, state.step, state.batches = state.epoch + 1, 0, None
-            if state.epoch <= epochs and not stopped_early(run.settings, state.records):
+            if state.epoch <= epochs and not stopped_early(options, state.records):
                 run.save(state)
     return None
 
@@ -113,13 +122,13 @@ def _train_epoch(
 ) -> str | None:
     """The rest of the current epoch's batches (evaluating every `eval_every_steps` steps when
     set); the divergence error, if any."""
-    run.model.train()
-    every = run.settings.get("eval_every_steps")
-    last = run.settings["epochs"] * per_epoch
+    run.opt.model.train()
+    every, lengths = run.options.eval_every_steps, run.data.train["length"]
+    last = run.options.epochs * per_epoch
     started = time.monotonic()
     if state.batches is None:
         state.batches = batching.train_batches(
-            run.train["length"], int(run.settings["batch_size"]), run.shuffler
+            lengths, int(run.options.batch_size), run.opt.shuffler
         )
     for rows in state.batches[state.step :]:
         if sigterm.raised:
@@ -130,7 +139,7 @@ def _train_epoch(
                 "the retry resumes from it"
             )
         inject = functools.partial(faults.in_training, run.fault, state.epoch, state.step, resumed)
-        steps.step(run.train["length"], rows, run.batch, inject)
+        steps.step(lengths, rows, run.batch, inject)
         state.step += 1
         if error := steps.sync(state):
             return error
@@ -141,28 +150,26 @@ def _train_epoch(
             record = _evaluate(run, state, started, step)
             steps.progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
             state.losses, started = [], time.monotonic()
-            if stopped_early(run.settings, state.records):
+            if stopped_early(run.options, state.records):
                 return None
             if state.step < per_epoch:  # at an epoch end, `fit` saves
                 run.save(state)
-            run.model.train()  # predict left it in eval mode
+            run.opt.model.train()  # predict left it in eval mode
     return steps.sync(state, force=True)
 
 
 def _evaluate(run: Run, state: LoopState, started: float, step: int | None = None) -> dict:
     """Score dev and test; keep the predictions of the best and last evaluations. `step`: the
     optimizer step evaluated after (recorded when evaluating every N steps)."""
+    spec, splits = run.data.spec, run.data.splits
     preds = {
         split: predict(
-            run.model,
-            run.spec,
-            run.splits.encoded(split),
-            run.settings["eval_batch_size"],
-            run.pad_id,
-            run.targets,
-            run.scheme,
-            run.entities,
-            run.device,
+            run.opt.model,
+            spec,
+            splits.encoded(split),
+            run.options.eval_batch_size,
+            run.fmt,
+            run.opt.device,
             run.precision,
         )
         for split in ("dev", "test")
@@ -171,12 +178,12 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
         "epoch": state.epoch,
         **({} if step is None else {"step": step}),
         "train_loss": float(np.mean(state.losses)) if state.losses else float("nan"),
-        "dev": compute_metric(run.spec, run.splits.gold("dev"), preds["dev"]),
-        "test": compute_metric(run.spec, run.splits.gold("test"), preds["test"]),
+        "dev": compute_metric(spec, splits.gold("dev"), preds["dev"]),
+        "test": compute_metric(spec, splits.gold("test"), preds["test"]),
         "seconds": round(time.monotonic() - started, 3),
     }
     for split in ("dev", "test"):  # extractive QA's other measures (other tasks: none)
-        if scores := also_reported(run.spec, run.splits.gold(split), preds[split]):
+        if scores := also_reported(spec, splits.gold(split), preds[split]):
             record[f"{split}_scores"] = scores
     if not state.records or record["dev"] > max(r["dev"] for r in state.records):
         state.best_predictions = preds

@@ -1,6 +1,5 @@
-"""What a cell reads: its options with every default filled, the training instances (train or
-train+dev, then a fixed subsample), the checks that the tokenized data matches the options, and
-the splits, each read on first use.
+"""What a cell reads: the training instances (train or train+dev, then a fixed subsample), the
+checks that the tokenized data matches the options, and the splits, each read on first use.
 
 Training-data options (docs/recipes.md): `train_on: train+dev` trains on both splits; nothing is
 then held out for selection, so the cell selects the `last` epoch. `train_subsample: N` keeps N
@@ -15,37 +14,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.config import GU_DEFAULTS
 from blurbflow.models.load import add_entity_markers, load_tokenizer, tokenizer_settings
 from blurbflow.models.prefetch import model_folder
+from blurbflow.options import CellOptions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train.encode import load_encoded
 from blurbflow.train.predict import gold_labels
 
 
-def with_defaults(options: dict) -> dict:
-    """The options with every recipe key present (callers may pass fewer)."""
-    return {**GU_DEFAULTS, **options}
-
-
-def training_data(splits: dict[str, dict], options: dict) -> dict[str, list]:
+def training_data(splits: dict[str, dict], options: CellOptions) -> dict[str, list]:
     """The training instances of the cell: train (or train+dev), then the fixed subsample."""
-    options = with_defaults(options)
     train = splits["train"]
-    if options["train_on"] == "train+dev":
+    if options.train_on == "train+dev":
         dev = splits["dev"]
         train = {k: list(v) + list(dev[k]) for k, v in train.items()}
-    elif options["train_on"] != "train":
-        raise ValueError(f"train_on: unknown {options['train_on']!r}; use train or train+dev")
-    wanted = options["train_subsample"]
+    elif options.train_on != "train":
+        raise ValueError(f"train_on: unknown {options.train_on!r}; use train or train+dev")
+    wanted = options.train_subsample
     if wanted is not None:
         units = instances(train)
         if not 0 < int(wanted) <= len(units):
             raise ValueError(
-                f"train_subsample={wanted}: task {options.get('task')} has {len(units)} training "
-                f"instances (train_on: {options['train_on']}); use 1 … {len(units)}"
+                f"train_subsample={wanted}: task {options.task} has {len(units)} training "
+                f"instances (train_on: {options.train_on}); use 1 … {len(units)}"
             )
-        rng = random.Random(int(options["subsample_seed"]))
+        rng = random.Random(int(options.subsample_seed))
         keep = sorted(row for unit in rng.sample(units, int(wanted)) for row in unit)
         train = {k: [v[i] for i in keep] for k, v in train.items()}
     return train
@@ -62,52 +55,48 @@ def instances(split: dict[str, list]) -> list[list[int]]:
     return list(rows.values())
 
 
-def selection(settings: dict) -> str:
-    """How the epoch is selected: `last` when dev is trained on, else the `select` option."""
-    return "last" if settings["train_on"] == "train+dev" else settings["select"]
-
-
-def entity_pooling(spec: TaskSpec, options: dict) -> str:
+def entity_pooling(spec: TaskSpec, options: CellOptions) -> str:
     entities = spec.kind.inputs == "entities"  # relation extraction
-    return with_defaults(options)["re_pooling"] if entities else "cls"
+    return options.re_pooling if entities else "cls"
 
 
-def uses_markers(spec: TaskSpec, options: dict) -> bool:
-    return spec.kind.inputs == "entities" and with_defaults(options)["re_input"] == "markers"
+def uses_markers(spec: TaskSpec, options: CellOptions) -> bool:
+    return spec.kind.inputs == "entities" and options.inputs.re_input == "markers"
 
 
-def check_encoded(meta: dict, spec: TaskSpec, options: dict, encoded_dir: Path) -> None:
+def check_encoded(meta: dict, spec: TaskSpec, options: CellOptions, encoded_dir: Path) -> None:
     """The tokenized data must have been made with the cell's input options."""
-    options = with_defaults(options)
     for name, value in (meta.get("inputs") or {}).items():
-        if options.get(name) != value:
+        asked = getattr(options.inputs, name, None)
+        if asked != value:
             raise ValueError(
                 f"{encoded_dir} was tokenized with {name}={value!r} but the cell asks for "
-                f"{name}={options.get(name)!r}; tokenize again for these options"
+                f"{name}={asked!r}; tokenize again for these options"
             )
-    pooling = entity_pooling(spec, options)
-    if pooling == "entity_start" and options["re_input"] != "markers":
+    pooling, re_input = entity_pooling(spec, options), options.inputs.re_input
+    if pooling == "entity_start" and re_input != "markers":
         raise ValueError(
             f"task {spec.name}: re_pooling='entity_start' reads the [E1]/[E2] marker tokens, so it "
-            f"needs re_input: markers (got {options['re_input']!r}); use re_pooling: max or cls"
+            f"needs re_input: markers (got {re_input!r}); use re_pooling: max or cls"
         )
     missing = sum(s.get("entities_not_found", 0) for s in meta.get("splits", {}).values())
     if pooling != "cls" and missing:
         raise ValueError(
             f"task {spec.name}: re_pooling={pooling!r} needs both entities in every instance, "
             f"but {missing} entity positions were not found with re_input="
-            f"{options['re_input']!r}; use re_pooling: cls for {spec.name}"
+            f"{re_input!r}; use re_pooling: cls for {spec.name}"
         )
 
 
-def token_ids(meta: dict, spec: TaskSpec, settings: dict, encoded_dir: Path):
+def token_ids(meta: dict, spec: TaskSpec, options: CellOptions, encoded_dir: Path):
     """(padding id, vocabulary size when entity markers were added, else None). The tokenizer
     is loaded only when meta.json lacks the padding id or markers must be checked."""
-    pad_id, markers = meta.get("pad_id"), uses_markers(spec, settings)
+    pad_id, markers = meta.get("pad_id"), uses_markers(spec, options)
     if pad_id is not None and not markers:
         return pad_id, None
+    model = options.model_options
     tokenizer = load_tokenizer(
-        model_folder(settings), entity_markers=markers, **tokenizer_settings(settings)
+        model_folder(model), entity_markers=markers, **tokenizer_settings(model)
     )
     pad_id = tokenizer.pad_token_id or 0
     if not markers:

@@ -1,7 +1,7 @@
 """One Snakemake job: the seeds of one (model, task, recipe, hparams), each a cell with its own
 folder `seed{N}/` (result.json, predictions.parquet, checkpoint).
 
-A seed whose result.json verifies (blurbflow.results.verify: a finished run of exactly these
+A seed whose result.json verifies (blurbflow.record.verify: a finished run of exactly these
 options and this identity — model content, tokenized inputs, data checksums — with predictions
 that re-score to its test metric) is kept, not retrained: adding a seed trains only that seed,
 and a re-run after a failure trains only the seeds that failed or never finished. Any other seed
@@ -20,13 +20,14 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
+from blurbflow.grid import with_selection
 from blurbflow.identity import SEED_FILES, cell_identity, seed_records
 from blurbflow.init_from import WEIGHTS
 from blurbflow.io import write_json_atomic
+from blurbflow.options import CellOptions
 from blurbflow.provenance import where_run
-from blurbflow.results.schema import FINISHED, Result, cell_key
-from blurbflow.results.selected import apply_selection
-from blurbflow.results.verify import verify_result
+from blurbflow.record.schema import FINISHED, Result, cell_key
+from blurbflow.record.verify import verify_result
 from blurbflow.train import CellsFailed, Preempted
 from blurbflow.train.cell import train_cell
 
@@ -35,7 +36,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (
 
 
 def read_result(result_path: Path) -> tuple[Result | None, str | None]:
-    """The parsed result.json (results/schema.py), or None and why not."""
+    """The parsed result.json (record/schema.py), or None and why not."""
     try:
         return json.loads(Path(result_path).read_text()), None
     except FileNotFoundError:
@@ -45,7 +46,7 @@ def read_result(result_path: Path) -> tuple[Result | None, str | None]:
 
 
 def finished_result(
-    result_path: Path, options: dict, identity: dict | None = None
+    result_path: Path, options: CellOptions, identity: dict | None = None
 ) -> tuple[Result | None, str | None]:
     """(result, None) if `result_path` verifies for a cell of `options` and `identity`, else
     (None, why it is retrained)."""
@@ -55,11 +56,11 @@ def finished_result(
     return (result, None) if problem is None else (None, problem)
 
 
-def failure_result(options: dict, error: BaseException) -> Result:
+def failure_result(options: CellOptions, error: BaseException) -> Result:
     """The result.json of a seed that raised: what it was and why it failed."""
     return {
         "cell": cell_key(options),
-        "options": options,
+        "options": options.to_dict(),
         "status": "failed",
         "error": ANSI.sub("", f"{type(error).__name__}: {error}"),
         "traceback": [ANSI.sub("", line) for line in traceback.format_exception(error)[-8:]],
@@ -68,13 +69,13 @@ def failure_result(options: dict, error: BaseException) -> Result:
     }
 
 
-def seed_files(options: dict) -> tuple[str, ...]:
+def seed_files(options: CellOptions) -> tuple[str, ...]:
     """The files the manifest records per seed: a source of init_from keeps its weights too."""
-    return (*SEED_FILES, WEIGHTS) if options.get("keep_weights") else SEED_FILES
+    return (*SEED_FILES, WEIGHTS) if options.keep_weights else SEED_FILES
 
 
 def run_cell_job(
-    options: dict,
+    options: CellOptions,
     seeds: list[int],
     encoded_dir: Path,
     data_dir: Path,
@@ -82,12 +83,12 @@ def run_cell_job(
     threads: int = 1,
 ) -> dict[int, str]:
     """Run (or keep) every seed; write the manifest `seeds.json` only if none failed."""
-    options = apply_selection(options)  # a `hparams_from` recipe: the setting its search chose
+    options = with_selection(options)  # a `hparams_from` recipe: the setting its search chose
     identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
     errors = []
     for seed in seeds:
-        cell = {**options, "seed": seed}
+        cell = options.with_seed(seed)
         result_path = Path(manifest).parent / f"seed{seed}" / "result.json"
         kept, why = finished_result(result_path, cell, identity)
         if kept is not None:

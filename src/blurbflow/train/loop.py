@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import torch
 
+from blurbflow.options import CellOptions
 from blurbflow.train import batching
 from blurbflow.train import device as devices
 from blurbflow.train.progress import Progress
@@ -23,22 +24,21 @@ CHECK_STEPS = 50
 
 
 class Steps:
-    def __init__(
-        self, model, optimizer, scheduler, device, settings: dict, progress: Progress, state=None
-    ):
-        """`state`: the checkpoint.LoopState the loop goes on from (a resumed fp16 run gets its
-        loss scale back: a fresh scale of 2**16 would skip steps until it backed off again)."""
-        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
-        self.device, self.progress = device, progress
-        self.precision = devices.choose_precision(settings["precision"], device)
-        devices.configure(device, self.precision)
+    def __init__(self, opt, options: CellOptions, progress: Progress, state=None):
+        """`opt`: the cell's fit.Optimisation (model, optimizer, scheduler, device); `state`: the
+        checkpoint.LoopState the loop goes on from (a resumed fp16 run gets its loss scale back:
+        a fresh scale of 2**16 would skip steps until it backed off again)."""
+        self.model, self.optimizer, self.scheduler = opt.model, opt.optimizer, opt.scheduler
+        self.device, self.progress = opt.device, progress
+        self.precision = devices.choose_precision(options.precision, self.device)
+        devices.configure(self.device, self.precision)
         self.scaler = devices.grad_scaler(self.precision)
         if self.scaler is not None and state is not None and state.scaler:
             self.scaler.load_state_dict(state.scaler)
-        self.batching, self.max_grad_norm = settings["batching"], settings.get("max_grad_norm")
+        self.batching, self.max_grad_norm = options.batching, options.max_grad_norm
         self.pending: list[torch.Tensor] = []
-        hidden = int(getattr(model.config, "hidden_size", 768))
-        self.pass_tokens = batching.pass_cost(device.type, hidden)
+        hidden = int(getattr(self.model.config, "hidden_size", 768))
+        self.pass_tokens = batching.pass_cost(self.device.type, hidden)
 
     def step(
         self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable

@@ -3,6 +3,8 @@ task's metric (word-level tags, labels, scores, label sets, answer spans: train/
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import torch
@@ -68,14 +70,22 @@ def decode(spec: TaskSpec, logits, data: dict, rows: list[int], scheme: str = "B
     return DECODERS[spec.kind.target](spec, logits, data, rows, scheme)
 
 
-def make_batch(
-    data: dict, rows: list[int], pad_id: int, label_dtype, entities: bool = False
-) -> dict:
-    """The padded batch; with `entities`, the RE entity positions that `re_pooling` reads."""
+@dataclass(frozen=True)
+class BatchFormat:
+    """How a cell's instances become model inputs, and its logits predictions."""
+
+    pad_id: int
+    targets: torch.dtype = torch.long  # the label dtype (label_dtype)
+    scheme: str = "BIO"  # the tagging scheme the model predicts in
+    entities: bool = False  # whether batches carry the RE entity positions (re_pooling)
+
+
+def make_batch(data: dict, rows: list[int], fmt: BatchFormat) -> dict:
+    """The padded batch; with `fmt.entities`, the RE entity positions that `re_pooling` reads."""
     if "start_positions" in data:  # extractive-QA windows
-        return span_batch(data, rows, pad_id)
-    batch = batching.collate(data, rows, pad_id, label_dtype)
-    if entities:
+        return span_batch(data, rows, fmt.pad_id)
+    batch = batching.collate(data, rows, fmt.pad_id, fmt.targets)
+    if fmt.entities:
         batch["entity_spans"] = torch.tensor(
             [[data["e1_span"][i], data["e2_span"][i]] for i in rows], dtype=torch.long
         )
@@ -90,27 +100,24 @@ def predict(
     spec: TaskSpec,
     data: dict,
     batch_size: int,
-    pad_id: int,
-    label_dtype,
-    scheme: str = "BIO",
-    entities: bool = False,
+    fmt: BatchFormat,
     device=None,
     precision: str | None = None,
 ) -> list:
     """The decoded prediction of every instance of `data`, in its order (extractive QA: of
     every prepared instance, each decoded from all of its windows)."""
-    if spec.kind.target == "span":
-        device = device or torch.device("cpu")
-        return predict_span(model, spec, data, batch_size, pad_id, device, precision)
-    model.eval()
     device = device or torch.device("cpu")
+    if spec.kind.target == "span":
+        return predict_span(model, spec, data, batch_size, fmt.pad_id, device, precision)
+    model.eval()
     predictions: list = [None] * len(data["input_ids"])
     with torch.inference_mode():
         for rows in batching.eval_batches(data["length"], batch_size):
-            batch = make_batch(data, rows, pad_id, label_dtype, entities)
+            batch = make_batch(data, rows, fmt)
             batch.pop("labels")
             with autocast(device, precision):
                 logits = model(**to_device(batch, device)).logits.float().cpu()
-            for i, value in zip(rows, decode(spec, logits, data, rows, scheme), strict=True):
+            decoded = decode(spec, logits, data, rows, fmt.scheme)
+            for i, value in zip(rows, decoded, strict=True):
                 predictions[i] = value
     return predictions

@@ -1,7 +1,7 @@
 """What a study's table reports, selected on dev the way the papers select it.
 
 - Per (model, task, recipe), the grid point (lr, batch size and any technique axis such as the
-  re-initialised depth) with the best mean dev over seeds (`aggregate.select_hparams`).
+  re-initialised depth) with the best mean dev over seeds (`aggregate.best_grid_points`).
 - `reference_models` (Gu et al. 2021 §6.2): one grid point per (task, recipe), the best mean
   dev averaged over the reference models (BERT and BioBERT), applied to every model.
 - `choose: {label: [recipes]}` (Tinn et al. 2023 Table 9's "optimal"): per (model, task), the
@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from blurbflow.results.aggregate import select_hparams
+from blurbflow.results.aggregate import best_grid_points
 
 
 def choice_groups(study: dict) -> dict[str, str]:
@@ -71,7 +71,7 @@ def select_on_reference(frame: pd.DataFrame, reference: list[str]) -> pd.DataFra
         & frame["model"].isin(reference)
     )
     if not ok.any():
-        return select_hparams(frame)
+        return best_grid_points(frame)
     per_model = frame[ok].groupby(["task", "recipe", "hparams", "model"])["dev"].mean()
     points = per_model.groupby(level=["task", "recipe", "hparams"]).agg(["mean", "size"])
     points = (
@@ -94,7 +94,7 @@ def select_on_reference(frame: pd.DataFrame, reference: list[str]) -> pd.DataFra
         index=frame.index,
     )
     keep = decided & (at_point | frame["hparams"].isna())
-    rest = select_hparams(frame[~decided])
+    rest = best_grid_points(frame[~decided])
     return pd.concat([frame[keep], rest]).reset_index(drop=True)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, TypedDict, get_type_hints
 
+from blurbflow.options import CellOptions
+
 # How a field becomes a column: a float (NaN when absent), text, an integer or a JSON string.
 NUMBER, TEXT, INTEGER, JSON = "number", "text", "integer", "json"
 STATUSES = ("ok", "diverged", "failed", "missing")  # missing: no result.json at all
@@ -85,15 +87,18 @@ INTEGER_COLUMNS = _columns(INTEGER)
 JSON_COLUMNS = _columns(JSON)  # nested fields, kept as JSON strings in the frame
 COLUMNS = [
     *CELL_KEYS,
-    *(name for name in get_type_hints(Result, include_extras=True) if name in
-      {*NUMERIC, *TEXT_COLUMNS, *INTEGER_COLUMNS, *JSON_COLUMNS}),
+    *(
+        name
+        for name in get_type_hints(Result, include_extras=True)
+        if name in {*NUMERIC, *TEXT_COLUMNS, *INTEGER_COLUMNS, *JSON_COLUMNS}
+    ),
     "path",  # where the result.json is (or would be)
 ]
 
 
-def cell_key(options: dict) -> CellKey:
+def cell_key(options: CellOptions) -> CellKey:
     """The `cell` field of a result from the cell's options."""
-    return CellKey(**{key: options[key] for key in CELL_KEYS})
+    return CellKey(**{key: getattr(options, key) for key in CELL_KEYS})
 
 
 def identity_from_path(path: str | os.PathLike) -> dict:
@@ -105,6 +110,9 @@ def identity_from_path(path: str | os.PathLike) -> dict:
         )
     model, task, recipe, hparams, seed_dir = parts[-6:-1]
     return {
-        "model": model, "task": task, "recipe": recipe, "hparams": hparams,
+        "model": model,
+        "task": task,
+        "recipe": recipe,
+        "hparams": hparams,
         "seed": int(seed_dir.removeprefix("seed")),
     }

@@ -11,10 +11,10 @@ import math
 import os
 from pathlib import Path
 
-from blurbflow.config import options_json
 from blurbflow.identity import file_sha256, identity_difference
 from blurbflow.init_from import WEIGHTS, with_source_weights
-from blurbflow.results.schema import CELL_KEYS, FINISHED, identity_from_path
+from blurbflow.options import CellOptions, options_json
+from blurbflow.record.schema import CELL_KEYS, FINISHED, identity_from_path
 from blurbflow.tasks.registry import TASKS
 
 RANGES = {"pearson": (-100.0, 100.0)}  # every other metric (F1, accuracy) is 0 … 100
@@ -33,10 +33,11 @@ def cell_from_path(path: str | os.PathLike) -> dict | None:
         return None
 
 
-def options_difference(recorded, expected: dict) -> str | None:
+def options_difference(recorded, options: CellOptions) -> str | None:
     """'lr 0.5 → 0.001, epochs 1 → 4' for the keys whose values differ; None if the same."""
     if not isinstance(recorded, dict):
         return "no options recorded"
+    expected = options.to_dict()
     if options_json(recorded) == options_json(expected):
         return None
     keys = sorted(set(recorded) | set(expected), key=str)
@@ -77,9 +78,9 @@ def rescore_test(predictions: str | os.PathLike, task: str) -> float | None:
     return compute_metric(TASKS[task], gold, pred)
 
 
-def weights_problem(path, result: dict, options: dict) -> str | None:
+def weights_problem(path, result: dict, options: CellOptions) -> str | None:
     """A cell that dependants start from (`keep_weights`) must hold the weights it saved."""
-    if not options.get("keep_weights"):
+    if not options.keep_weights:
         return None
     weights = Path(path).parent / WEIGHTS
     if not weights.is_file():
@@ -92,7 +93,7 @@ def weights_problem(path, result: dict, options: dict) -> str | None:
 def verify_result(
     path: str | os.PathLike,
     result,
-    options: dict,
+    options: CellOptions,
     identity: dict | None = None,
     predictions_sha256: str | None = None,
     rescore: bool = True,

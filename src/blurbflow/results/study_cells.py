@@ -9,22 +9,22 @@ from collections.abc import Sequence
 import pandas as pd
 
 from blurbflow.metrics.blurb import BLURB_TYPES
-from blurbflow.results.aggregate import select_hparams
+from blurbflow.results.aggregate import best_grid_points
 from blurbflow.results.folds import fold_rows, shown_tasks
-from blurbflow.results.selection import (
+from blurbflow.results.choices import (
     choose_recipes,
     run_recipes,
     scope_mask,
     select_on_reference,
 )
-from blurbflow.studies import cross_validation, study_seeds
+from blurbflow.study_plan import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
 
 DIMS = ("model", "task", "recipe")
 
 
 def seeds_of(study: dict, task: str | None = None) -> list[int] | None:
-    """The study's seeds (of `task`; blurbflow.studies.study_seeds), or None when it names none
+    """The study's seeds (of `task`; blurbflow.study_plan.study_seeds), or None when it names none
     (every seed counts)."""
     return None if study.get("seeds") is None else study_seeds(study, task)
 
@@ -59,8 +59,18 @@ def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
 # The columns the per-study tables and statistics read: filtering 20k rows of these is several
 # times cheaper than of every column (options, per-epoch records, versions, paths …).
 STUDY_COLUMNS = [
-    "model", "task", "recipe", "hparams", "seed", "status", "dev", "test", "chance_dev",
-    "chance_test", "gpu_hours", "wall_seconds",
+    "model",
+    "task",
+    "recipe",
+    "hparams",
+    "seed",
+    "status",
+    "dev",
+    "test",
+    "chance_dev",
+    "chance_test",
+    "gpu_hours",
+    "wall_seconds",
 ]
 
 
@@ -73,7 +83,7 @@ def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
     light = light[in_study(light, study)]
     reference = study.get("reference_models")
-    selected = select_on_reference(light, reference) if reference else select_hparams(light)
+    selected = select_on_reference(light, reference) if reference else best_grid_points(light)
     return choose_recipes(fold_rows(selected, study), study)
 
 

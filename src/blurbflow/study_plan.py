@@ -3,7 +3,8 @@ that change what runs and what its table selects (`choose`, `reference_models`).
 
 from __future__ import annotations
 
-from blurbflow.validate import ConfigError
+from blurbflow.errors import ConfigError
+from blurbflow.options import CellOptions
 
 
 def _seed_list(seeds) -> list[int]:
@@ -110,15 +111,15 @@ def task_runs(study: dict, task: str) -> list[tuple[str, str | None]]:
     return [(tune, None), *((fold, tune) for fold in folds if fold != tune)]
 
 
-def evaluation_options(options: dict, tune_task: str) -> dict:
+def evaluation_options(options: CellOptions, tune_task: str) -> CellOptions:
     """An evaluation fold's options from those of its recipe on that fold: hyperparameters and
     epochs from the tune fold's search (`hparams_from` the same recipe, `hparams_task`), trained
     on the fold's whole train file, the last epoch kept (no dev held out, no early stopping)."""
     from blurbflow.grid import SELECTED, SELECTED_KEYS, selection_file
 
-    recipe, model = options["recipe"], options["model"]
-    evaluation = {**options, **dict.fromkeys(SELECTED_KEYS), "epochs": options["epochs"]}
-    evaluation.update(
+    recipe, model = options.recipe, options.model
+    evaluation = options.replace(
+        **{**dict.fromkeys(SELECTED_KEYS), "epochs": options.epochs},
         hparams=SELECTED,
         hparams_from=[recipe],
         hparams_task=tune_task,
@@ -126,9 +127,11 @@ def evaluation_options(options: dict, tune_task: str) -> dict:
         train_on="train+dev",
         select="last",
     )
-    for key in ("patience", "eval_every_steps"):  # nothing to stop on; evaluate per epoch
-        if evaluation.get(key):
-            evaluation[key] = None
+    # nothing to stop on; evaluate per epoch
+    if evaluation.patience:
+        evaluation = evaluation.replace(patience=None)
+    if evaluation.eval_every_steps:
+        evaluation = evaluation.replace(eval_every_steps=None)
     return evaluation
 
 

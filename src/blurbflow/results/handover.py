@@ -4,10 +4,11 @@ Tinn et al. 2023 train BIOSSES's final model on train+dev "after hyperparameter 
 with the searched setting. The workflow's `select_hparams` rule (workflow/rules/select.smk) reads
 the finished train-only cells of the source recipes for one model and task and writes the choice
 to `results/selection/{model}/{task}/{recipe}.json`; the final job takes that file as an input
-and `apply_selection` turns its options into the ones it trains with, records and verifies.
+and `blurbflow.grid.with_selection` turns its options into the ones it trains with, records
+and verifies.
 
 The choice, on dev only: per source recipe the grid point with the best mean dev over its ok
-seeds (`select_hparams`), then the recipe whose point is best (ties: the first listed). The
+seeds (`best_grid_points`), then the recipe whose point is best (ties: the first listed). The
 epoch count is the median, rounded up, of the epochs those seeds selected on dev (best epoch
 within the budget): the final model trains that many epochs, its schedule spread over them.
 """
@@ -18,20 +19,20 @@ import json
 import math
 import os
 import statistics
-from pathlib import Path
 
 import pandas as pd
 
 from blurbflow.grid import SELECTED_KEYS
 from blurbflow.io import write_json_atomic
+from blurbflow.options import CellOptions
 from blurbflow.results.aggregate import (
     COLUMNS,
     _read_manifest,
     load_cell,
     normalise_types,
-    select_hparams,
+    best_grid_points,
 )
-from blurbflow.results.selection import choose_recipes
+from blurbflow.results.choices import choose_recipes
 
 
 def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataFrame:
@@ -43,7 +44,8 @@ def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataF
         manifest = _read_manifest(job)
         for seed in source["seeds"]:
             path = os.path.join(job, f"seed{seed}", "result.json")
-            rows.append(load_cell(path, {**source["options"], "seed": int(seed)}, manifest))
+            options = CellOptions.from_dict(source["options"], where=source["job"])
+            rows.append(load_cell(path, options.with_seed(seed), manifest))
     return normalise_types(pd.DataFrame(rows, columns=COLUMNS))
 
 
@@ -58,7 +60,7 @@ def choose_setting(cells: pd.DataFrame, recipes: list[str]) -> dict:
             f"{where}: no finished cell of {', '.join(recipes)} to select hyperparameters from "
             f"({len(cells)} cells, none ok); see those jobs' logs under results/logs/cells"
         )
-    best = choose_recipes(select_hparams(cells), {"choose": {"search": list(recipes)}})
+    best = choose_recipes(best_grid_points(cells), {"choose": {"search": list(recipes)}})
     best = best[(best["status"] == "ok") & best["dev"].notna()]
     first = best.iloc[0]
     options = json.loads(first["options"])
@@ -66,8 +68,10 @@ def choose_setting(cells: pd.DataFrame, recipes: list[str]) -> dict:
     epochs = [int(e) for e in best["selected_epoch"].dropna()]
     if epochs:  # the best epoch on dev of each seed at the chosen point
         chosen["epochs"] = math.ceil(statistics.median(epochs))
-    return {"from": {"recipe": str(first["chosen"]), "hparams": str(first["hparams"])},
-            "options": chosen}
+    return {
+        "from": {"recipe": str(first["chosen"]), "hparams": str(first["hparams"])},
+        "options": chosen,
+    }
 
 
 def select_for_final(sources: list[dict], recipes: list[str], out: str | os.PathLike) -> dict:
@@ -78,33 +82,11 @@ def select_for_final(sources: list[dict], recipes: list[str], out: str | os.Path
     ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
     for (recipe, hparams), part in ok.groupby(["recipe", "hparams"]):
         epochs = part["selected_epoch"].tolist()
-        print(f"{recipe}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds, "
-              f"best epochs {epochs}")
+        print(
+            f"{recipe}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds, "
+            f"best epochs {epochs}"
+        )
     print(f"{len(cells) - len(ok)} of {len(cells)} cells not ok")
     print(json.dumps(selection, indent=2))
     write_json_atomic(out, selection)
     return selection
-
-
-def apply_selection(options: dict, root: str | os.PathLike = ".", missing_ok=False) -> dict:
-    """A final cell's options with what its selection file chose (others: unchanged). The
-    file is missing before the search ran: an error naming the fix, or with `missing_ok` the
-    options as the config gives them (aggregation of a failed run)."""
-    if not options.get("hparams_from"):
-        return options
-    path = Path(root, options["selection_file"])
-    try:
-        selection = json.loads(path.read_text())
-        chosen, source = selection["options"], selection["from"]
-    except FileNotFoundError:
-        if missing_ok:
-            return options
-        raise FileNotFoundError(
-            f"{path}: no hyperparameter selection for this {', '.join(options['hparams_from'])} "
-            "search yet; run the `select_hparams` step (snakemake does) after the search"
-        ) from None
-    except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: not a selection file ({error}); delete it") from None
-    if set(chosen) != set(SELECTED_KEYS):
-        raise ValueError(f"{path}: options {sorted(chosen)}, expected {list(SELECTED_KEYS)}")
-    return {**options, **chosen, "selected_from": f"{source['recipe']}/{source['hparams']}"}
