@@ -39,10 +39,12 @@ test: setup
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not e2e and not slow and not mirror"
 
-# What CI checks before the tests (.ci/run): lint, formatting, and Snakemake's own linter.
+# What CI checks before the tests (.ci/run): lint, formatting, the import layers
+# (pyproject.toml [tool.importlinter]) and Snakemake's own linter.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/snakemake --lint --configfile config/demo.yaml
 
 format: setup
