@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from blurbflow import steps
+from blurbflow.options import CellOptions
 from blurbflow.steps import STALE_MTIME  # noqa: F401  (tests read it here)
 
 
@@ -38,7 +39,7 @@ ARGS = {
         },
     },
     "finetune": lambda a: {
-        "options": json.loads(a.options),
+        "options": CellOptions.from_dict(json.loads(a.options), where="--options"),
         "seeds": [int(s) for s in a.seeds.split(",")],
         "encoded": a.encoded,
         "data": a.data,

@@ -179,10 +179,7 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
                         previous = cells.get(cell.path)
                         if previous is not None and previous.options != cell.options:
                             raise grid_collision(
-                                recipe,
-                                cell.hparams,
-                                previous.options.to_dict(),
-                                cell.options.to_dict(),
+                                recipe, cell.hparams, previous.options, cell.options
                             )
                         cells[cell.path] = cell
     if studies is None:  # a subset may take its searches from studies left out

@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from blurbflow.options import CellOptions
 from blurbflow.train import CellsFailed, Preempted
 
 # A day after the epoch: Snakemake reads an mtime of 0 as "no time" and would skip the check.
@@ -103,13 +104,13 @@ def tokenize(
 
 
 def finetune(
-    options: dict, seeds: list[int], encoded: str, data: str, out: str, threads: int = 1
+    options: CellOptions, seeds: list[int], encoded: str, data: str, out: str, threads: int = 1
 ) -> None:
-    from blurbflow.options import CellOptions
+    """The seeds of one job; `options`: `CellOptions.from_dict` of the rule's params."""
     from blurbflow.train.job import run_cell_job
 
     statuses = run_cell_job(
-        CellOptions.from_dict(options, where=f"{Path(out).parent} options"),
+        options,
         [int(s) for s in seeds],
         Path(encoded),
         Path(data),

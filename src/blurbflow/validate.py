@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from blurbflow.errors import ConfigError, did_you_mean
 from blurbflow.grid import GRID_KEYS
+from blurbflow.options import CellOptions
 from blurbflow.recipes import resolve_recipe
 from blurbflow.schema import check_keys, check_values
 from blurbflow.tasks.custom import check_section
@@ -262,15 +263,16 @@ def check_local_models(config: dict) -> None:
             )
 
 
-def grid_collision(recipe: str, folder: str, first: dict, second: dict) -> ConfigError:
+def grid_collision(
+    recipe: str, folder: str, first: CellOptions, second: CellOptions
+) -> ConfigError:
     """Two grid points of `recipe` whose hparams folder names are the same."""
+    one, two = first.to_dict(), second.to_dict()
     values = " vs ".join(
         ", ".join(
-            f"{k}={opts.get(k)!r}"
-            for k in sorted(set(first) | set(second))
-            if first.get(k) != second.get(k)
+            f"{k}={opts.get(k)!r}" for k in sorted(set(one) | set(two)) if one.get(k) != two.get(k)
         )
-        for opts in (first, second)
+        for opts in (one, two)
     )
     return ConfigError(
         f"recipes.{recipe}: two grid points ({values}) both go to the folder {folder!r}, so "

@@ -77,7 +77,7 @@ STUDY_COLUMNS = [
 def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     """The study's cells (every status), at the hyperparameters selected on dev over the
     study's seeds (on its `reference_models` when it names them), each `choose` group reduced
-    to its recipe best on dev (see `results.selection`), a cross-validated task's folds reduced
+    to its recipe best on dev (see `results.choices`), a cross-validated task's folds reduced
     to one row per seed (`results.folds`); only the STUDY_COLUMNS that `cells` has (and
     `chosen` with groups, `folds` with cross-validation)."""
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
