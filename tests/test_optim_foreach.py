@@ -1,0 +1,120 @@
+"""The foreach path of blurbflow's AdamW against the per-tensor loop (the reference): the same
+parameters and state after many steps, and state dicts that move between the two paths."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+
+from blurbflow.train.optim import AdamW
+
+SHAPES = [(30, 16), (16,), (16,), (16, 16), (16,), (64, 16), (6, 16), (6,)]
+SOMETIMES = {2, 5}  # no gradient every third step: these tensors take fewer steps
+LATE = 7  # no gradient before step 50: its state is created late
+PEAK_LR = (5e-4, 1e-3)  # per group
+
+
+def make_params(dtype, mixed: bool = False) -> list[torch.nn.Parameter]:
+    gen = torch.Generator().manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype)) for s in SHAPES]
+    if mixed:  # one group holding two dtypes: the foreach path buckets them apart
+        params[3] = torch.nn.Parameter(params[3].detach().double())
+    return params
+
+
+def make_optimizer(params, foreach: bool | None, bias_correction: bool) -> AdamW:
+    groups = [
+        {"params": params[:4], "weight_decay": 0.01},  # weights and LayerNorm
+        {"params": params[4:], "lr": 1e-3, "weight_decay": 0.0, "betas": (0.8, 0.99), "eps": 1e-6},
+    ]
+    return AdamW(groups, lr=5e-4, eps=1e-8, bias_correction=bias_correction, foreach=foreach)
+
+
+def set_grads(params, step: int, gen: torch.Generator) -> None:
+    for k, p in enumerate(params):
+        if (k in SOMETIMES and step % 3 == 0) or (k == LATE and step < 50):
+            p.grad = None
+            continue
+        scale = 10.0 ** torch.randint(-4, 2, (), generator=gen).item()
+        p.grad = (torch.randn(p.shape, generator=gen, dtype=torch.float64) * scale).to(p.dtype)
+
+
+def run(params, optimizer, steps: int, start: int = 0, seed: int = 1) -> None:
+    """`steps` steps from step `start`, each group's rate decaying linearly (as a schedule)."""
+    gen = torch.Generator().manual_seed(seed)
+    for step in range(start, start + steps):
+        set_grads(params, step, gen)
+        for group, peak in zip(optimizer.param_groups, PEAK_LR, strict=True):
+            group["lr"] = peak * (1 - step / 300)
+        optimizer.step()
+
+
+def assert_same(params_a, opt_a, params_b, opt_b, **tol) -> None:
+    for a, b in zip(params_a, params_b, strict=True):
+        torch.testing.assert_close(a, b, **tol)
+        sa, sb = opt_a.state.get(a, {}), opt_b.state.get(b, {})
+        assert sa.keys() == sb.keys()
+        for key in sa:
+            torch.testing.assert_close(sa[key], sb[key], **tol)
+    assert all(s["step"].dtype == torch.float64 for s in opt_a.state.values())
+
+
+TOLERANCES = {
+    torch.float32: {"rtol": 1e-5, "atol": 1e-7},
+    torch.float64: {"rtol": 1e-12, "atol": 1e-15},
+}
+
+
+@pytest.mark.parametrize("bias_correction", [True, False])
+@pytest.mark.parametrize(
+    "dtype,mixed", [(torch.float32, False), (torch.float64, False), (torch.float32, True)]
+)
+def test_foreach_matches_loop(dtype, mixed, bias_correction):
+    ref, vec = make_params(dtype, mixed), make_params(dtype, mixed)
+    opt_ref = make_optimizer(ref, foreach=False, bias_correction=bias_correction)
+    opt_vec = make_optimizer(vec, foreach=True, bias_correction=bias_correction)
+    run(ref, opt_ref, 200)
+    run(vec, opt_vec, 200)
+    assert_same(ref, opt_ref, vec, opt_vec, **TOLERANCES[dtype])
+    assert float(opt_ref.state[ref[2]]["step"]) == 200 - 67  # skipped every third step
+    assert float(opt_ref.state[ref[LATE]]["step"]) == 150
+    assert not torch.equal(ref[0], make_params(dtype)[0])  # it did move
+
+
+@pytest.mark.parametrize("saved_by,loaded_by", [(False, True), (True, False)])
+def test_state_dict_moves_between_paths(saved_by, loaded_by):
+    first = make_params(torch.float32)
+    opt_first = make_optimizer(first, foreach=saved_by, bias_correction=True)
+    run(first, opt_first, 40)
+    buffer = io.BytesIO()
+    torch.save(opt_first.state_dict(), buffer)
+    assert all("foreach" not in g for g in opt_first.state_dict()["param_groups"])
+
+    second = [torch.nn.Parameter(p.detach().clone()) for p in first]
+    opt_second = make_optimizer(second, foreach=loaded_by, bias_correction=True)
+    buffer.seek(0)
+    opt_second.load_state_dict(torch.load(buffer, weights_only=True))
+    assert_same(first, opt_first, second, opt_second, rtol=0, atol=0)
+
+    run(first, opt_first, 60, start=40, seed=2)
+    run(second, opt_second, 60, start=40, seed=2)
+    assert_same(first, opt_first, second, opt_second, **TOLERANCES[torch.float32])
+
+
+def test_foreach_none_uses_the_loop_on_cpu(monkeypatch):
+    opt = make_optimizer(make_params(torch.float32), foreach=None, bias_correction=True)
+    assert not opt.uses_foreach(torch.device("cpu"))
+    assert opt.uses_foreach(torch.device("cuda"))
+    assert make_optimizer([], foreach=True, bias_correction=True).uses_foreach(torch.device("cpu"))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("foreach path taken")
+
+    monkeypatch.setattr(torch, "_foreach_lerp_", refuse)
+    params = make_params(torch.float32)
+    run(params, make_optimizer(params, foreach=None, bias_correction=True), 3)
+    params = make_params(torch.float32)
+    with pytest.raises(AssertionError, match="foreach path taken"):
+        run(params, make_optimizer(params, foreach=True, bias_correction=True), 3)
