@@ -6,7 +6,7 @@
 # `validate` fills the schema's defaults. Reading the workflow writes and deletes nothing.
 import yaml
 
-from blurbflow.results.tables import study_layout
+from blurbflow.results.layout import study_layout
 from blurbflow.validate import ConfigError, check_config
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"

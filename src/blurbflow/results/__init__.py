@@ -1,20 +1,30 @@
-"""Results: the fields of a cell's result.json (schema), the cells frame (aggregate), which
-cells a study has (study), the per-study tables (tables) written as CSV/Markdown/LaTeX (formats)
-and the statistics beside them (stats: recipe vs baseline tests, failure rates, compute spent)."""
+"""Results: the cells frame (aggregate), which cells a study has (study_cells), the per-study
+tables (tables, their layout in layout) written as CSV/Markdown/LaTeX (formats) and the
+statistics beside them (stats: recipe vs baseline tests, failure rates, compute spent).
 
-from blurbflow.results.aggregate import load_cells, best_grid_points, write_cells
-from blurbflow.results.formats import format_table, write_table
-from blurbflow.results.stats import baseline_tests, compute_spent, failure_rates
-from blurbflow.results.tables import study_table
+The names below are imported when first used (PEP 562): importing a light submodule such as
+`blurbflow.results.layout` (the Snakefile does, on every start) does not pull in pandas."""
 
-__all__ = [
-    "baseline_tests",
-    "compute_spent",
-    "failure_rates",
-    "format_table",
-    "load_cells",
-    "best_grid_points",
-    "study_table",
-    "write_cells",
-    "write_table",
-]
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "best_grid_points": "aggregate",
+    "load_cells": "aggregate",
+    "write_cells": "aggregate",
+    "format_table": "formats",
+    "write_table": "formats",
+    "baseline_tests": "stats",
+    "compute_spent": "stats",
+    "failure_rates": "stats",
+    "study_table": "tables",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

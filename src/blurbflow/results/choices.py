@@ -19,21 +19,7 @@ import math
 import pandas as pd
 
 from blurbflow.results.aggregate import best_grid_points
-
-
-def choice_groups(study: dict) -> dict[str, str]:
-    """recipe → the `choose` label it is chosen under."""
-    return {m: label for label, members in (study.get("choose") or {}).items() for m in members}
-
-
-def shown_study(study: dict) -> dict:
-    """The study as its table shows it: each `choose` group replaced by its label, where its
-    first recipe was. Idempotent: a shown study comes back unchanged."""
-    groups = choice_groups(study)
-    if not groups:
-        return study
-    recipes = list(dict.fromkeys(groups.get(r, r) for r in study["recipes"]))
-    return {**study, "recipes": recipes}
+from blurbflow.results.layout import shown_study  # noqa: F401 (its importers read it here)
 
 
 def recipe_members(study: dict, recipe: str) -> list[str]:

@@ -10,17 +10,16 @@ import pandas as pd
 
 from blurbflow.metrics.blurb import BLURB_TYPES
 from blurbflow.results.aggregate import best_grid_points
-from blurbflow.results.folds import fold_rows, shown_tasks
 from blurbflow.results.choices import (
     choose_recipes,
     run_recipes,
     scope_mask,
     select_on_reference,
 )
+from blurbflow.results.folds import fold_rows, shown_tasks
+from blurbflow.results.layout import DIMS
 from blurbflow.study_plan import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
-
-DIMS = ("model", "task", "recipe")
 
 
 def seeds_of(study: dict, task: str | None = None) -> list[int] | None:

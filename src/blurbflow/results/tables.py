@@ -12,42 +12,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from blurbflow.metrics.blurb import blurb_label, blurb_score
-from blurbflow.results.choices import shown_study
-from blurbflow.results.study_cells import (
-    DIMS,
-    diverged_counts,
-    ordered_tasks,
-    seed_scores,
-    study_cells,
-)
+from blurbflow.results.layout import DIMS, shown_study, study_layout
+from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
 from blurbflow.study_plan import cross_validation
 
 STATS = ("mean", "std", "median", "iqr", "n", "diverged", "best")
 FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score
 STATISTICS = ("mean", "median")  # a study's `statistic`: the entry value, bold and BLURB
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
-
-
-def study_layout(study: dict) -> tuple[str, list[str]]:
-    """(rows dimension, column dimensions); every dimension with several values must be shown
-    (a `choose` group counts as the one recipe it shows)."""
-    study = shown_study(study)
-    missing = [f"{d}s" for d in DIMS if not study.get(f"{d}s")]
-    if missing:
-        raise ValueError(f"study needs a non-empty list of {', '.join(missing)}")
-    table = study.get("table") or {"rows": "task", "columns": ["model", "recipe"]}
-    rows, columns = table.get("rows", "task"), list(table.get("columns", []))
-    for dim in [rows, *columns]:
-        if dim not in DIMS:
-            raise ValueError(f"study table dimension {dim!r} is not one of {', '.join(DIMS)}")
-    if rows in columns or len(set(columns)) != len(columns):
-        raise ValueError(f"study table uses a dimension twice: rows={rows!r} columns={columns}")
-    hidden = [d for d in DIMS if d != rows and d not in columns and len(study[f"{d}s"]) > 1]
-    if hidden:
-        raise ValueError(
-            f"study table must show {', '.join(hidden)} (several values) in rows or columns"
-        )
-    return rows, columns
 
 
 def compared_dimension(study: dict) -> str | None:
