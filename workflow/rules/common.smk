@@ -121,27 +121,35 @@ def corpus_files(wildcards):
 
 
 def tokenized_dir(job):
-    return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options)}"
+    return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options.inputs)}"
 
 
-def _job_size(wildcards):
-    """The finetune job of these wildcards and its model's size (blurbflow.cluster's table)."""
+# What Snakemake asks of each finetune job (params, priority, group, resources) comes from the
+# job's serialised options and its model's size, worked out once per job: Snakemake calls the
+# rule's functions for every job of a paper-scale DAG, the group function several times.
+RESOURCE_TABLE = config.get("resources")  # overrides of blurbflow.cluster.SIZES
+MAX_MINUTES = (config.get("slurm") or {}).get("max_runtime") or MAX_RUNTIME
+_OPTIONS = {}
+
+
+def job_options(wildcards):
+    """(job, its options as the params and result.json carry them, its model's size)."""
     job = job_of(wildcards)
-    return job, config["models"][job.model].get("size", "base")
+    found = _OPTIONS.get(job.path)
+    if found is None:
+        options = dict(sorted(job.options.to_dict().items()))
+        found = _OPTIONS[job.path] = (job, options, config["models"][job.model].get("size", "base"))
+    return found
 
 
 def cell_resource(name):
-    """A resource callable for the finetune rule (blurbflow.cluster.cell_resources)."""
+    """A resource callable for the finetune rule (blurbflow.cluster.cell_resources). The gpu is
+    not one: every finetune job asks for 1 (finetune.smk)."""
 
     def resource(wildcards, attempt):
-        job, size = _job_size(wildcards)
+        job, options, size = job_options(wildcards)
         return cell_resources(
-            job.options,
-            size,
-            attempt,
-            config.get("resources"),
-            seeds=len(job.seeds),
-            max_runtime=(config.get("slurm") or {}).get("max_runtime") or MAX_RUNTIME,
+            options, size, attempt, RESOURCE_TABLE, seeds=len(job.seeds), max_runtime=MAX_MINUTES
         )[name]
 
     return resource
@@ -156,13 +164,13 @@ BEFORE_FINETUNE = 10**9
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""
-    job, size = _job_size(wildcards)
-    return estimated_minutes(job.options, size, config.get("resources"), seeds=len(job.seeds))
+    job, options, size = job_options(wildcards)
+    return estimated_minutes(options, size, RESOURCE_TABLE, seeds=len(job.seeds))
 
 
 def cell_group(wildcards):
     """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
-    return submission_group(job_of(wildcards).options)
+    return submission_group(job_options(wildcards)[1])
 
 
 def model_source(model):
@@ -247,17 +255,13 @@ def finetune_inputs(wildcards):
     job = job_of(wildcards)
     recheck(job)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
-    if "selection_file" in job.options:  # `hparams_from`: the search's choice (select.smk)
-        inputs["selection"] = job.options["selection_file"]
-    if "init_from" in job.options:  # the source job whose weights it starts from
+    if job.options.selection_file:  # `hparams_from`: the search's choice (select.smk)
+        inputs["selection"] = job.options.selection_file
+    if job.options.init_from:  # the source job whose weights it starts from
         inputs["init_from"] = f"{source_job(job.options)}/seeds.json"
     return inputs
 
 
 def finetune_params(wildcards):
-    job = job_of(wildcards)
-    return {
-        "options": dict(sorted(job.options.items())),
-        "seeds": list(job.seeds),
-        "data": f"resources/data/{job.task}",
-    }
+    job, options, _ = job_options(wildcards)
+    return {"options": options, "seeds": list(job.seeds), "data": f"resources/data/{job.task}"}

@@ -21,7 +21,7 @@ rule finetune:
     group:
         cell_group
     resources:
-        gpu=cell_resource("gpu"),
+        gpu=1,  # blurbflow.cluster.cell_resources: always 1
         cpus_per_task=cell_resource("cpus_per_task"),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),

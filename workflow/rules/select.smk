@@ -6,7 +6,7 @@
 from blurbflow.grid import search_jobs
 
 SEARCHES = search_jobs(JOBS)  # selection file -> the search's jobs
-FINALS = {j.options["selection_file"]: j for j in JOBS.values() if j.options.get("hparams_from")}
+FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.hparams_from}
 SELECTION = "results/selection/{model}/{task}/{recipe}.json"
 
 
@@ -18,10 +18,10 @@ rule select_hparams:
     params:
         # the search as configured: a changed grid or seed list selects again
         sources=lambda w: [
-            {"job": job.path, "options": dict(sorted(job.options.items())), "seeds": list(job.seeds)}
+            {"job": job.path, "options": dict(sorted(job.options.to_dict().items())), "seeds": list(job.seeds)}
             for job in SEARCHES[SELECTION.format(**w)]
         ],
-        recipes=lambda w: FINALS[SELECTION.format(**w)].options["hparams_from"],
+        recipes=lambda w: FINALS[SELECTION.format(**w)].options.hparams_from,
     priority: BEFORE_FINETUNE
     log:
         "results/logs/selection/{model}/{task}/{recipe}.log",
