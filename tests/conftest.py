@@ -4,11 +4,8 @@ by the end-to-end tests (test_e2e.py) and the browser test of its report
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from blurbflow.tasks.registry import ENV as TASKS_ENV
 from blurbflow.tasks.registry import register_tasks
 
 from workflow_helpers import copy_workflow, snakemake
@@ -16,15 +13,9 @@ from workflow_helpers import copy_workflow, snakemake
 
 @pytest.fixture(autouse=True)
 def _user_tasks_stay_in_their_test():
-    """A unit test's own tasks (the registry, and BLURBFLOW_TASKS should one export them) must
-    not reach later tests or the snakemake runs they start."""
-    before = os.environ.get(TASKS_ENV)
+    """A unit test's own tasks (registered in this process) must not reach later tests."""
     yield
     register_tasks({})  # forget the test's own tasks
-    if before is None:
-        os.environ.pop(TASKS_ENV, None)
-    else:
-        os.environ[TASKS_ENV] = before
 
 
 @pytest.fixture(scope="session")

@@ -17,15 +17,13 @@ from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
 from blurbflow.models.build import corpus_texts, train_tokenizer
 from blurbflow.tasks import get_task, register_tasks
-from blurbflow.tasks.registry import ENV
 from blurbflow.tasks.types import SPAN_COLUMNS
 from blurbflow.train.encode import encode_task, load_encoded
 
 
 @pytest.fixture
-def own_qa(tmp_path, monkeypatch):
+def own_qa(tmp_path):
     """Generated SQuAD 2.0 files as a user's corpus: official dev as dev and test."""
-    monkeypatch.setenv(ENV, "")  # restored after the test: register_tasks exports the tasks
     generate_source("squad-v2.0", tmp_path / "files")
     train, dev = (str(tmp_path / f"files/{name}-v2.0.json") for name in ("train", "dev"))
     config = {

@@ -19,7 +19,7 @@ from blurbflow.data.parsers import parse_task
 from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
 from blurbflow.tasks import TASKS, get_task, register_tasks
-from blurbflow.tasks.registry import ENV, prepare_inputs
+from blurbflow.tasks.registry import prepare_inputs
 from blurbflow.validate import check_local_models, check_names
 
 from model_helpers import tiny_config
@@ -86,7 +86,6 @@ def write_model(folder: Path, texts: list[str]) -> None:
 def own_tasks(tmp_path, monkeypatch):
     """The README example's corpora in tmp_path (the working folder), its tasks registered."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(ENV, "")  # restored after the test: register_tasks exports the tasks
     config = readme_example()
     write_corpora(tmp_path, config)
     return config  # conftest forgets the registered tasks after the test
@@ -160,6 +159,21 @@ def test_missing_file_stops_before_any_job(own_tasks):
         check_local_models(own_tasks)
 
 
+# Scripts whose steps never look a task up (raw sources, the demo model, hub snapshots).
+NO_TASKS = {"fetch.py", "generate.py", "build_model.py", "prefetch.py", "prefetch_check.py"}
+
+
+def test_every_job_that_looks_tasks_up_registers_the_configs_own_from_snakemake_config():
+    """A job process knows the config's own tasks only from the config Snakemake hands its
+    script (no environment variable carries them): each script registers them before its step."""
+    for script in sorted((REPO / "workflow/scripts").glob("*.py")):
+        text = script.read_text()
+        registers = "register_tasks(snakemake.config)" in text
+        assert registers == (script.name not in NO_TASKS), script.name
+        if registers:
+            assert text.index("register_tasks(snakemake.config)") < text.index("run_rule("), script
+
+
 @pytest.mark.e2e
 def test_readme_example_runs_and_an_edited_file_reruns_its_cells_only(tmp_path):
     workdir = copy_workflow(tmp_path / "wf")
@@ -216,7 +230,6 @@ def test_dataset_format_reads_splits_through_datasets(tmp_path, monkeypatch):
     import datasets
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(ENV, "")
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     for split, n in (("train", 6), ("validation", 4), ("test", 2)):
         rows = [
@@ -264,11 +277,3 @@ def test_runtime_estimate_comes_from_the_prepared_data(own_tasks, tmp_path):
     own_tasks["tasks"]["mytriage"]["size"] = 5000
     register_tasks(own_tasks)
     assert train_instances("mytriage") == 5000  # the entry's size wins
-
-
-def test_exported_tasks_that_are_not_json_are_named(monkeypatch):
-    from blurbflow.tasks.registry import _from_environment
-
-    monkeypatch.setenv(ENV, "mycorpus: {type: ner}")
-    with pytest.raises(ValueError, match=rf"{ENV} is not the JSON the workflow exports.*unset"):
-        _from_environment()

@@ -19,8 +19,9 @@ from blurbflow.validate import NAME_PATTERN
 
 try:
     check_names(config)
-    # the config's own tasks, for this process and every job it starts
-    register_tasks(config, export=True)
+    # the config's own tasks, for this process; each rule's script registers them in its job
+    # process from snakemake.config (workflow/scripts/)
+    register_tasks(config)
     CELLS = expand_cells(config)
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None

@@ -1,6 +1,8 @@
 # Rule finetune (workflow/rules/finetune.smk): the seeds of one (model, task, recipe, hparams).
 from blurbflow.steps import finetune, run_rule
+from blurbflow.tasks import register_tasks
 
+register_tasks(snakemake.config)  # the config's own tasks (`tasks:`), for this job
 run_rule(
     snakemake.log[0],
     finetune,

@@ -1,6 +1,8 @@
 # Rule tables (workflow/rules/aggregate.smk): cells.parquet -> one table per study.
 from blurbflow.steps import run_rule, tables
+from blurbflow.tasks import register_tasks
 
+register_tasks(snakemake.config)  # the config's own tasks (`tasks:`), for this job
 run_rule(
     snakemake.log[0],
     tables,

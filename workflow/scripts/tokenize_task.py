@@ -1,7 +1,9 @@
 # Rule tokenize (workflow/rules/tokenize.smk): encode a task once per (model, task, inputs);
 # not named tokenize.py, which would shadow the standard library module of that name.
 from blurbflow.steps import run_rule, tokenize
+from blurbflow.tasks import register_tasks
 
+register_tasks(snakemake.config)  # the config's own tasks (`tasks:`), for this job
 run_rule(
     snakemake.log[0],
     tokenize,

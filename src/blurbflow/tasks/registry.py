@@ -2,16 +2,15 @@
 Bio-LM's NER sets in `biolm`, the cross-validation folds in `crossval`, extractive QA in
 `extractive`) plus the config's own (`tasks:` entries with a `type`, `blurbflow.tasks.custom`).
 
-`register_tasks(config, export=True)` adds a config's own tasks to `TASKS` and exports their
-definitions in `BLURBFLOW_TASKS`, so the job processes Snakemake starts (which inherit its
-environment, locally and on SLURM, where the Snakefile is read again) resolve them too;
-`get_task(name, config)` looks a task up with or without registering.
+`register_tasks(config)` adds a config's own tasks to `TASKS`: the workflow does it while it is
+read (common.smk), and each rule's script does it in its job process from `snakemake.config`,
+the config Snakemake hands every script (locally, and on SLURM, where the job reads the same
+config files again). `get_task(name, config)` looks a task up with or without registering.
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 import blurbflow.tasks.biolm as biolm
 import blurbflow.tasks.builtin as builtin
@@ -22,7 +21,6 @@ from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
 from blurbflow.tasks.types import BLURB_TYPES, TASK_TYPES, TYPES, TaskType, get_type
 
-ENV = "BLURBFLOW_TASKS"
 # BLURB's 13 first (tables list tasks in this order), then the other papers' tasks.
 ENTRIES = [*builtin.ENTRIES, *biolm.ENTRIES, *crossval.ENTRIES, *extractive.ENTRIES]
 BUILTIN: dict[str, TaskSpec] = {spec.name: spec for spec in ENTRIES}
@@ -55,35 +53,14 @@ def all_tasks(config: dict | None = None) -> dict[str, TaskSpec]:
     return {**BUILTIN, **custom_tasks((config or {}).get("tasks"))}
 
 
-def register_tasks(config: dict, export: bool = False) -> dict[str, TaskSpec]:
-    """Make the config's own tasks known to this process and, with `export` (the workflow does
-    it), to the processes it starts."""
-    definitions = {
-        name: entry
-        for name, entry in ((config or {}).get("tasks") or {}).items()
-        if isinstance(entry, dict) and "type" in entry
-    }
-    tasks = custom_tasks(definitions)
+def register_tasks(config: dict) -> dict[str, TaskSpec]:
+    """Make the config's own tasks (and only them: another config's are forgotten) known to
+    this process."""
+    tasks = custom_tasks((config or {}).get("tasks"))
     for name in [name for name in TASKS if name not in BUILTIN]:
         del TASKS[name]
     TASKS.update(tasks)
-    if export:
-        os.environ[ENV] = json.dumps(definitions, sort_keys=True, default=str)
     return dict(TASKS)
-
-
-def _from_environment() -> None:
-    text = os.environ.get(ENV)
-    if not text:
-        return
-    try:
-        definitions = json.loads(text)
-    except ValueError:
-        raise ValueError(
-            f"{ENV} is not the JSON the workflow exports ({text[:60]!r}…): unset it; the "
-            "workflow sets it from the config's `tasks:`"
-        ) from None
-    TASKS.update(custom_tasks(definitions))
 
 
 def get_task(name: str, config: dict | None = None) -> TaskSpec:
@@ -115,6 +92,3 @@ def definition(task: str) -> str:
         return ""
     fields = {k: v for k, v in vars(spec).items() if k not in ("raw", "builtin")}
     return json.dumps(fields, sort_keys=True, default=str)
-
-
-_from_environment()
