@@ -1,4 +1,5 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
+import inspect
 import os
 from pathlib import Path
 
@@ -16,6 +17,23 @@ from blurbflow.cluster import MAX_RUNTIME, cell_resources, estimated_minutes, su
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
+
+try:
+    from snakemake.common import overwrite_function_params
+except ImportError:  # another Snakemake: it inspects each function's signature itself
+
+    def overwrite_function_params(func, params):
+        pass
+
+
+def job_function(func):
+    """A function Snakemake calls for every job (input, params, priority, group, resources)
+    with its parameters declared once, as Snakemake's own ioutils declare theirs: Snakemake
+    otherwise inspects its signature twice on every call, 100,000s of times for a paper-scale
+    DAG (the finetune rule's functions; the other rules have a few hundred jobs)."""
+    overwrite_function_params(func, inspect.signature(func).parameters)
+    return func
+
 
 try:
     check_names(config)
@@ -147,6 +165,7 @@ def cell_resource(name):
     """A resource callable for the finetune rule (blurbflow.cluster.cell_resources). The gpu is
     not one: every finetune job asks for 1 (finetune.smk)."""
 
+    @job_function
     def resource(wildcards, attempt):
         job, options, size = job_options(wildcards)
         return cell_resources(
@@ -162,6 +181,7 @@ def cell_resource(name):
 BEFORE_FINETUNE = 10**9
 
 
+@job_function
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""
@@ -169,6 +189,7 @@ def cell_priority(wildcards):
     return estimated_minutes(options, size, RESOURCE_TABLE, seeds=len(job.seeds))
 
 
+@job_function
 def cell_group(wildcards):
     """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
     return submission_group(job_options(wildcards)[1])
@@ -252,6 +273,7 @@ def recheck(job):
 # One input function and one params function per finetune job: Snakemake's cost per function
 # call dominates the paper-scale dry run (benchmarks/dag_scale.py). The data parquet files are
 # not inputs: the tokenized folder depends on them, so a data change still re-runs the job.
+@job_function
 def finetune_inputs(wildcards):
     job = job_of(wildcards)
     recheck(job)
@@ -263,6 +285,7 @@ def finetune_inputs(wildcards):
     return inputs
 
 
+@job_function
 def finetune_params(wildcards):
     job, options, _ = job_options(wildcards)
     return {"options": options, "seeds": list(job.seeds), "data": f"resources/data/{job.task}"}
