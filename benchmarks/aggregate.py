@@ -25,6 +25,7 @@ import pandas as pd
 
 from blurbflow.config import expand_cells
 from blurbflow.provenance import collect_provenance
+from blurbflow.record.schema import cell_key
 from blurbflow.report.render import render_report
 from blurbflow.results.aggregate import load_cells, write_cells
 from blurbflow.results.formats import write_table
@@ -171,8 +172,8 @@ def synthetic_result(cell, rng: random.Random) -> dict | str:
     """One result.json like `train_cell` writes, with realistic failure modes."""
     spec = TASKS[cell.task]
     options = cell.options
-    epochs = int(options["epochs"])
-    quality = QUALITY[spec.type] + rng.gauss(0, 1.5) - 20 * abs(options["lr"] - 3e-5) * 1e4 / 10
+    epochs = int(options.epochs)
+    quality = QUALITY[spec.type] + rng.gauss(0, 1.5) - 20 * abs(options.lr - 3e-5) * 1e4 / 10
     chance = CHANCE[spec.type]
     roll = rng.random()
     status, error = "ok", None
@@ -203,10 +204,10 @@ def synthetic_result(cell, rng: random.Random) -> dict | str:
     best = max(records, key=lambda r: r["dev"]) if records and status == "ok" else None
     wall = sum(r["seconds"] for r in records) + rng.uniform(10, 30)
     return {
-        "cell": {k: options[k] for k in ("model", "task", "recipe", "hparams", "seed")},
+        "cell": cell_key(options),
         "task_type": spec.type,
         "metric": spec.metric,
-        "options": options,
+        "options": options.to_dict(),
         "status": status,
         "error": error,
         "epochs": records,

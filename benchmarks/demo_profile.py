@@ -123,12 +123,15 @@ def profile(workdir: Path, stage: str, task: str, out: Path, epochs: int | None 
     os.chdir(workdir)
     sys.path.insert(0, str(workdir / "src"))
     if stage == "cell":
+        from blurbflow.options import CellOptions
         from blurbflow.train.cell import train_cell
 
         result_dir = next((workdir / "results" / "cells").glob(f"*/{task}/*/*/seed1"))
-        options = json.loads((result_dir / "result.json").read_text())["options"]
-        options = {**options, **({"epochs": epochs} if epochs else {})}
-        encoded = next((workdir / "resources" / "tokenized" / options["model"] / task).iterdir())
+        recorded = json.loads((result_dir / "result.json").read_text())["options"]
+        options = CellOptions.from_dict(recorded, where=str(result_dir / "result.json"))
+        if epochs:
+            options = options.replace(epochs=epochs)
+        encoded = next((workdir / "resources" / "tokenized" / options.model / task).iterdir())
         scratch = Path("/tmp") / f"demo_profile_{task}" / "seed1" / "result.json"
         call = lambda: train_cell(  # noqa: E731
             options, encoded, workdir / "resources" / "data" / task, scratch

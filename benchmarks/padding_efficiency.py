@@ -19,6 +19,7 @@ import torch
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from blurbflow.models.load import load_tokenizer
+from blurbflow.options import InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train.batching import micro_batches, pass_cost, train_batches
 from blurbflow.train.encode import encode_task, load_encoded
@@ -102,7 +103,8 @@ def main() -> None:
         spec = get_task(task)
         encoded = WORK / "encoded" / task
         if not (encoded / "meta.json").exists():
-            encode_task(spec, prepared(task, args.mirror), tokenizer, spec.max_length, encoded)
+            inputs = InputOptions(max_length=spec.max_length)
+            encode_task(spec, prepared(task, args.mirror), tokenizer, inputs, encoded)
         lengths = load_encoded(encoded, "train")["length"]
         seed1, seed2 = (
             strategies(lengths, spec.max_length, s, size, args.pass_tokens) for s in (1, 2)

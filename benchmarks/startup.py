@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 
 from blurbflow.models.load import load_tokenizer
+from blurbflow.options import CellOptions, InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train.encode import encode_task
 
@@ -44,14 +45,16 @@ from pathlib import Path
 from blurbflow.train import cell, fit, optim
 from blurbflow.train.encode import encode_task
 from blurbflow.models.load import load_tokenizer
+from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
 from transformers import AutoModelForTokenClassification, AutoTokenizer  # noqa: F401
 from transformers.models.bert import modeling_bert  # noqa: F401  (lazy in transformers)
 t_imports = time.perf_counter()
-options, encoded, data, out, retokenize = json.loads(sys.argv[1])
+given, encoded, data, out, retokenize = json.loads(sys.argv[1])
+options = CellOptions.from_dict(given)
 if retokenize:
-    encode_task(get_task(options["task"]), Path(data), load_tokenizer(options["model_source"]),
-                options["max_length"], Path(encoded))
+    encode_task(get_task(options.task), Path(data), load_tokenizer(options.model_source),
+                options.inputs, Path(encoded))
 marks = {}
 real_forward = fit.make_batch
 def first_batch(*a, **k):  # the cell is ready: its first training batch goes to the model
@@ -68,8 +71,8 @@ cell.train_cell(options, Path(encoded), Path(data), Path(out))
 """
 
 
-def run(options: dict, encoded: Path, data: Path, out: Path, retokenize: bool) -> dict:
-    args = json.dumps([options, str(encoded), str(data), str(out), retokenize])
+def run(options: CellOptions, encoded: Path, data: Path, out: Path, retokenize: bool) -> dict:
+    args = json.dumps([options.to_dict(), str(encoded), str(data), str(out), retokenize])
     proc = subprocess.run([sys.executable, "-c", CELL, args], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
@@ -129,16 +132,22 @@ def _script_file(folder: Path, options: dict) -> Path:
 def entry(repeats: int) -> None:
     import blurbflow
 
-    options = {
-        "model": "pubmedbert",
-        "task": "jnlpba",
-        "recipe": "standard",
-        "lr": 3e-5,
-        "batch_size": 32,
-        "epochs": 5,
-        "max_length": 512,
-        "code_version": "1",
-    }
+    # a job's options as the rule's params carry them (serialised, every key, seed left out)
+    job = CellOptions.from_dict(
+        {
+            "model": "pubmedbert",
+            "model_source": "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract",
+            "task": "jnlpba",
+            "recipe": "standard",
+            "hparams": "lr3e-05-bs32",
+            "lr": 3e-5,
+            "batch_size": 32,
+            "epochs": 5,
+            "max_length": 512,
+            "code_version": "1",
+        }
+    )
+    options = dict(sorted(job.to_dict().items()))
     with tempfile.TemporaryDirectory() as tmp:
         folder, real = Path(tmp), Path(blurbflow.__file__).parent
         (folder / "stand-in/blurbflow/train").mkdir(parents=True)
@@ -180,22 +189,22 @@ def main() -> None:
         return entry(args.repeats)
     spec, model = get_task(args.task), minilm_path()
     data = prepared(args.task, args.mirror)
-    options = {
-        "model": "minilm",
-        "model_source": model,
-        "task": args.task,
-        "recipe": "standard",
-        "hparams": "bench",
-        "lr": 5e-5,
-        "batch_size": 32,
-        "epochs": 1,
-        "max_length": spec.max_length,
-        "seed": 1,
-        "code_version": "bench",
-    }
+    options = CellOptions(
+        model="minilm",
+        model_source=model,
+        task=args.task,
+        recipe="standard",
+        hparams="bench",
+        lr=5e-5,
+        batch_size=32,
+        epochs=1,
+        inputs=InputOptions(max_length=spec.max_length),
+        seed=1,
+        code_version="bench",
+    )
     with tempfile.TemporaryDirectory() as tmp:
         cached = Path(tmp) / "cached"
-        encode_task(spec, data, load_tokenizer(model), spec.max_length, cached)
+        encode_task(spec, data, load_tokenizer(model), options.inputs, cached)
         results = {"cached (blurbflow)": [], "re-tokenizing baseline": []}
         for _ in range(args.repeats):
             results["cached (blurbflow)"].append(

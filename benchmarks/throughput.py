@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from blurbflow.config import GU_DEFAULTS
 from blurbflow.models.load import load_for_task, load_tokenizer
+from blurbflow.options import CellOptions, InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train import batching
 from blurbflow.train import cell as cell_module
@@ -55,21 +55,20 @@ def blurbflow_epoch(
         raise EpochDone
 
     batching.collate, fit_module.predict = timed_collate, stop_at_eval
-    options = {
-        **GU_DEFAULTS,
-        "model": "minilm",
-        "model_source": model_path,
-        "task": TASK,
-        "recipe": "standard",
-        "hparams": "bench",
-        "lr": 5e-5,
-        "batch_size": BATCH,
-        "epochs": 1,
-        "max_length": 512,
-        "seed": 1,
-        "code_version": "bench",
-        "batching": batching_mode,
-    }
+    options = CellOptions(
+        model="minilm",
+        model_source=model_path,
+        task=TASK,
+        recipe="standard",
+        hparams="bench",
+        lr=5e-5,
+        batch_size=BATCH,
+        epochs=1,
+        inputs=InputOptions(max_length=512),
+        seed=1,
+        code_version="bench",
+        batching=batching_mode,
+    )
     try:
         cell_module.train_cell(options, encoded, data, work / "cell/result.json", threads=THREADS)
     except EpochDone:
@@ -123,7 +122,8 @@ def main() -> None:
         work = Path(tmp)
         data = subset(prepared(TASK, args.mirror), work / "data", args.sentences)
         encoded = work / "encoded"
-        encode_task(get_task(TASK), data, load_tokenizer(model_path), 512, encoded)
+        tokenizer = load_tokenizer(model_path)
+        encode_task(get_task(TASK), data, tokenizer, InputOptions(max_length=512), encoded)
         n = len(load_encoded(encoded, "train")["input_ids"])
         results = {
             "blurbflow cell": blurbflow_epoch(model_path, encoded, data, work),

@@ -1,5 +1,6 @@
 """Tiny BERTs built here (WordPiece vocabulary trained with `tokenizers`), for tests that need a
-real model or model folder without any download. Every tiny BERT of the tests comes from here."""
+real model or model folder without any download. Every tiny BERT of the tests comes from here,
+and so do the hand-made cell options (`make_options`) that train on them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification, BertModel
 
 from blurbflow.models.build import train_tokenizer
+from blurbflow.options import CellOptions
 
 
 def tiny_config(vocab_size: int, layers: int = 1, **overrides) -> BertConfig:
@@ -34,3 +36,19 @@ def tiny_classifier(layers: int = 4) -> BertForSequenceClassification:
     torch.manual_seed(0)
     config = tiny_config(50, layers, num_labels=2, max_position_embeddings=512)
     return BertForSequenceClassification(config)
+
+
+def make_options(**overrides) -> CellOptions:
+    """A cell's options as the config would build them: a `tiny` model in folder `tiny`, GAD,
+    recipe `r`, hparams `h`, max_length 128 and the recipe defaults, overridden by `overrides`
+    (the flat serialised keys: `max_length`, `tagging` … at top level, `init_from` a dict)."""
+    given = {
+        "model": "tiny",
+        "model_source": "tiny",
+        "task": "gad",
+        "recipe": "r",
+        "hparams": "h",
+        "max_length": 128,
+        **overrides,
+    }
+    return CellOptions.from_dict(given, where="make_options")

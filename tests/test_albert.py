@@ -22,6 +22,8 @@ from blurbflow.models.surgery import (
 from blurbflow.qa import make_windows
 from blurbflow.tasks import get_task
 
+from model_helpers import make_options
+
 TEXTS = [
     "Mutations in the receptor cause fibrosis.",
     "The kinase inhibits the receptor in vitro.",
@@ -178,9 +180,9 @@ def test_an_albert_cell_runs_and_surgery_recipes_stop_it(albert_folder, tmp_path
     finishes with metrics; one with reinit_top stops before training with the reason."""
     import pandas as pd
 
-    from blurbflow.config import GU_DEFAULTS
     from blurbflow.data.generate import generate_source
     from blurbflow.data.prepare import prepare_task
+    from blurbflow.options import InputOptions
     from blurbflow.train.cell import train_cell
     from blurbflow.train.encode import encode_task
 
@@ -191,28 +193,27 @@ def test_an_albert_cell_runs_and_surgery_recipes_stop_it(albert_folder, tmp_path
     for split, n in (("train", 64), ("dev", 32), ("test", 32)):
         frame = pd.read_parquet(tmp_path / f"data/gad/{split}.parquet").head(n)
         frame.to_parquet(small / f"{split}.parquet")
-    encode_task(get_task("gad"), small, load_tokenizer(albert_folder), 64, tmp_path / "encoded")
-    options = {
-        **GU_DEFAULTS,
-        "model": "albert",
-        "model_source": str(albert_folder),
-        "task": "gad",
-        "recipe": "standard",
-        "hparams": "h",
-        "lr": 1e-3,
-        "batch_size": 16,
-        "epochs": 1,
-        "max_length": 64,
-        "seed": 1,
-        "code_version": "1",
-    }
+    tokenizer = load_tokenizer(albert_folder)
+    encode_task(
+        get_task("gad"), small, tokenizer, InputOptions(max_length=64), tmp_path / "encoded"
+    )
+    options = make_options(
+        model="albert",
+        model_source=str(albert_folder),
+        recipe="standard",
+        lr=1e-3,
+        batch_size=16,
+        epochs=1,
+        max_length=64,
+        seed=1,
+    )
     result = train_cell(options, tmp_path / "encoded", small, tmp_path / "cells/a/result.json")
     assert result["status"] == "ok" and len(result["epochs"]) == 1
     assert result["metric"] == "positive_f1" and 0.0 <= result["test"] <= 100.0
     assert result["error"] is None and result["train_instances"] == 64
     with pytest.raises(UnsupportedLayout, match="shares its layer weights"):
         train_cell(
-            {**options, "reinit_top": 1},
+            options.replace(reinit_top=1),
             tmp_path / "encoded",
             small,
             tmp_path / "cells/b/result.json",

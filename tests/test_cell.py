@@ -12,18 +12,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blurbflow.config import GU_DEFAULTS
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
+from blurbflow.options import CellOptions, InputOptions, defaults
 from blurbflow.provenance import code_versions
-from blurbflow.results.aggregate import load_cells
 from blurbflow.record.schema import CELL_KEYS, COLUMNS, Result
+from blurbflow.results.aggregate import load_cells
 from blurbflow.tasks import get_task
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.encode import encode_task
+
+from model_helpers import make_options
 
 
 @pytest.fixture(scope="module")
@@ -40,26 +42,14 @@ def gad(tmp_path_factory):
     build_demo_model(
         [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
     )
-    encode_task(get_task("gad"), small, load_tokenizer(str(root / "model")), 128, root / "encoded")
+    tokenizer = load_tokenizer(str(root / "model"))
+    encode_task(get_task("gad"), small, tokenizer, InputOptions(max_length=128), root / "encoded")
     return root
 
 
-def options(root: Path, **overrides) -> dict:
-    return {
-        **GU_DEFAULTS,
-        "model": "tiny",
-        "model_source": str(root / "model"),
-        "task": "gad",
-        "recipe": "standard",
-        "hparams": "h",
-        "lr": 1e-3,
-        "batch_size": 16,
-        "epochs": 3,
-        "max_length": 128,
-        "seed": 3,
-        "code_version": "1",
-        **overrides,
-    }
+def options(root: Path, **overrides) -> CellOptions:
+    settings = {"recipe": "standard", "lr": 1e-3, "batch_size": 16, "epochs": 3, "seed": 3}
+    return make_options(model_source=str(root / "model"), **{**settings, **overrides})
 
 
 def run(root: Path, name: str, **overrides) -> dict:
@@ -143,19 +133,22 @@ DEFAULTED = ("eval_batch_size", "select", "train_on", "train_subsample", "taggin
 
 @pytest.fixture(scope="module")
 def fewer(gad):
-    """A cell given options without the DEFAULTED keys: (options given, its result.json)."""
-    given = {k: v for k, v in options(gad, epochs=1).items() if k not in DEFAULTED}
+    """A cell given options without the DEFAULTED keys: (the mapping given, its result.json)."""
+    given = {k: v for k, v in options(gad, epochs=1).to_dict().items() if k not in DEFAULTED}
     out = gad / "cells/fewer/tiny/gad/standard/h/seed3/result.json"
-    train_cell(given, gad / "encoded", gad / "data/small", out)
+    train_cell(CellOptions.from_dict(given), gad / "encoded", gad / "data/small", out)
     return given, out
 
 
 def test_a_cell_given_fewer_options_reads_the_defaults_and_records_what_it_was_given(fewer):
     given, out = fewer
     result = json.loads(out.read_text())
-    assert result["status"] == "ok" and result["selection"] == GU_DEFAULTS["select"] == "best_dev"
+    assert result["status"] == "ok" and result["selection"] == defaults()["select"] == "best_dev"
     assert len(result["epochs"]) == 1 and result["test"] == result["epochs"][0]["test"]
-    assert result["options"] == given  # recorded as given, not filled
+    # recorded as the options serialise: what was given, and the defaults filled in for the rest
+    assert result["options"] == CellOptions.from_dict(given).to_dict()
+    assert {k: v for k, v in result["options"].items() if k not in DEFAULTED} == given
+    assert {k: result["options"][k] for k in DEFAULTED} == {k: defaults()[k] for k in DEFAULTED}
 
 
 def test_result_json_holds_exactly_the_schema_fields(fewer):

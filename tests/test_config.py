@@ -7,16 +7,18 @@ import math
 import pytest
 import yaml
 
-from blurbflow.config import (
-    ConfigError,
-    cell_jobs,
+from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.errors import ConfigError
+from blurbflow.grid import hparams_name
+from blurbflow.recipes import resolve_recipe
+from blurbflow.validate import (
+    MAX_CELLS,
+    MAX_GRID,
+    MAX_SEEDS,
+    NAME_PATTERN,
+    check_config,
     check_names,
-    expand_cells,
-    hparams_name,
-    options_json,
-    resolve_recipe,
 )
-from blurbflow.validate import MAX_CELLS, MAX_GRID, MAX_SEEDS, NAME_PATTERN, check_config
 
 DEMO = yaml.safe_load(open("config/demo.yaml"))
 
@@ -25,11 +27,11 @@ def test_demo_expands_to_20_cells_with_full_options():
     cells = expand_cells(DEMO)
     assert len(cells) == 5 * 2 * 2
     cell = cells["results/cells/tiny-biobert/gad/layer-specific/lr0.001-bs16/seed2"]
-    assert cell.options["layerwise_lr_decay"] == 0.8 and cell.options["reinit_top"] == 1
-    assert cell.options["max_length"] == 128  # GAD's Gu length from the task registry
-    assert cell.options["seed"] == 2 and cell.options["epochs"] == 3
+    assert cell.options.layerwise_lr_decay == 0.8 and cell.options.reinit_top == 1
+    assert cell.options.max_length == 128  # GAD's Gu length from the task registry
+    assert cell.options.seed == 2 and cell.options.epochs == 3
     biosses = cells["results/cells/tiny-biobert/biosses/standard/lr0.001-bs16/seed1"]
-    assert biosses.options["epochs"] == 20  # per-task epochs mapping
+    assert biosses.options.epochs == 20  # per-task epochs mapping
 
 
 def test_recipe_extends_and_overrides():
@@ -282,9 +284,7 @@ def test_missing_local_model_is_reported_with_the_fix(tmp_path):
 
 
 def _job_params(config: dict) -> dict[str, str]:
-    return {
-        path: options_json(job.options) for path, job in cell_jobs(expand_cells(config)).items()
-    }
+    return {path: job.options.to_json() for path, job in cell_jobs(expand_cells(config)).items()}
 
 
 def test_editing_a_description_changes_no_jobs_params():

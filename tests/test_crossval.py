@@ -14,10 +14,11 @@ import pytest
 import yaml
 from test_data_download import MIRROR, mirror_url  # noqa: F401 (the loopback mirror fixture)
 
-from blurbflow.config import ConfigError, cell_jobs, expand_cells
+from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.data.fetch import fetch_source
 from blurbflow.data.generate import generate_source
 from blurbflow.data.parsers import parse_task
+from blurbflow.errors import ConfigError
 from blurbflow.grid import search_jobs
 from blurbflow.results.tables import study_table
 from blurbflow.tasks import get_task
@@ -98,11 +99,12 @@ def test_a_study_runs_ten_fold_cells_per_seed_the_tune_fold_searching():
     assert Counter(c.task for c in gad)["gad-fold1"] == 2 * 2  # the grid on the tune fold
     assert not any(c.task == "gad" for c in cells.values())
     final = cells["results/cells/m/gad-fold4/biolm/selected/seed2"].options
-    assert {k: final[k] for k in ("lr", "train_on", "select", "patience", "hparams_task")} == {
+    keys = ("lr", "train_on", "select", "patience", "hparams_task")
+    assert {k: getattr(final, k) for k in keys} == {
         "lr": None, "train_on": "train+dev", "select": "last", "patience": None,
         "hparams_task": "gad-fold1",
     }  # fmt: skip
-    assert final["selection_file"] == "results/selection/m/gad-fold1/biolm.json"
+    assert final.selection_file == "results/selection/m/gad-fold1/biolm.json"
     searches = search_jobs(cell_jobs(cells))
     assert {p: sorted(j.path for j in jobs) for p, jobs in searches.items()} == {
         "results/selection/m/gad-fold1/biolm.json": [

@@ -16,6 +16,7 @@ from blurbflow.data.parsers.squad import read_squad
 from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
 from blurbflow.models.build import corpus_texts, train_tokenizer
+from blurbflow.options import InputOptions
 from blurbflow.tasks import get_task, register_tasks
 from blurbflow.tasks.types import SPAN_COLUMNS
 from blurbflow.train.encode import encode_task, load_encoded
@@ -53,7 +54,9 @@ def test_squad_files_prepare_and_tokenize_as_a_span_task(own_qa, tmp_path):
     assert set(stats["source_files"]) == set(files.values())
     texts = list(corpus_texts([tmp_path / "data/train.parquet"]))
     tokenizer = train_tokenizer(texts, 400)
-    encode_task(spec, tmp_path / "data", tokenizer, 128, tmp_path / "encoded")
+    encode_task(
+        spec, tmp_path / "data", tokenizer, InputOptions(max_length=128), tmp_path / "encoded"
+    )
     train = load_encoded(tmp_path / "encoded", "train")
     assert set(train["id"]) == set(pd.read_parquet(tmp_path / "data/train.parquet")["id"])
     assert len(train["input_ids"]) >= stats["splits"]["train"]["instances"]

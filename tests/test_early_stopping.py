@@ -13,18 +13,22 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blurbflow.config import GU_DEFAULTS, ConfigError, cell_options
+from blurbflow.config import cell_options
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
+from blurbflow.errors import ConfigError
 from blurbflow.metrics import compute_metric
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
+from blurbflow.options import UNSET, InputOptions
 from blurbflow.report.curves import _dev_by_epoch
 from blurbflow.tasks import get_task
 from blurbflow.train import batching, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.encode import encode_task
 from blurbflow.train.fit import stopped_early
+
+from model_helpers import make_options
 
 PER_EPOCH = 8  # 64 training instances, batches of 8
 
@@ -39,26 +43,20 @@ def sts(tmp_path_factory):
         [data / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
     )
     tokenizer = load_tokenizer(str(root / "model"))
-    encode_task(get_task("biosses"), data, tokenizer, 128, root / "encoded")
+    encode_task(
+        get_task("biosses"), data, tokenizer, InputOptions(max_length=128), root / "encoded"
+    )
     return root
 
 
 def run(root: Path, name: str, **overrides) -> dict:
-    options = {
-        **GU_DEFAULTS,
-        "model": "tiny",
-        "model_source": str(root / "model"),
-        "task": "biosses",
-        "recipe": "steps",
-        "hparams": "h",
-        "lr": 3e-4,
-        "batch_size": 8,
-        "epochs": 3,
-        "max_length": 128,
-        "seed": 5,
-        "code_version": "1",
-        **overrides,
-    }
+    settings = {"lr": 3e-4, "batch_size": 8, "epochs": 3, "max_length": 128, "seed": 5}
+    options = make_options(
+        model_source=str(root / "model"),
+        task="biosses",
+        recipe="steps",
+        **{**settings, **overrides},
+    )
     out = root / "cells" / name / "result.json"
     return train_cell(options, root / "encoded", root / "data/biosses", out)
 
@@ -131,10 +129,11 @@ def test_patience_stops_after_that_many_evaluations_without_a_better_dev_score(s
 
 def test_patience_counts_evaluations_since_the_first_best():
     records = [{"dev": d} for d in (0.5, 0.7, 0.7, 0.6)]
-    assert stopped_early({"patience": 2}, records[:3]) is False
-    assert stopped_early({"patience": 2}, records) is True  # a tie is no improvement
-    assert stopped_early({"patience": None}, records) is False
-    assert stopped_early({"patience": 1}, []) is False
+    assert stopped_early(make_options(patience=2), records[:3]) is False
+    assert stopped_early(make_options(patience=2), records) is True  # a tie is no improvement
+    assert stopped_early(make_options(patience=None), records) is False
+    assert stopped_early(make_options(), records) is False  # not set: UNSET
+    assert stopped_early(make_options(patience=1), []) is False
 
 
 def test_sigterm_between_evaluations_resumes_to_the_uninterrupted_result(sts, monkeypatch):
@@ -181,8 +180,11 @@ def test_the_options_join_the_cell_only_when_a_recipe_sets_them():
         },
     }
     plain = cell_options(config, "m", "gad", "plain", 1e-5, 16)
-    assert "eval_every_steps" not in plain and "patience" not in plain  # unchanged identity
+    assert plain.eval_every_steps is UNSET and plain.patience is UNSET
+    serialised = plain.to_dict()
+    assert "eval_every_steps" not in serialised and "patience" not in serialised  # same identity
     steps = cell_options(config, "m", "gad", "steps", 1e-5, 16)
-    assert (steps["eval_every_steps"], steps["patience"]) == (200, 3)
+    assert (steps.eval_every_steps, steps.patience) == (200, 3)
+    assert (steps.to_dict()["eval_every_steps"], steps.to_dict()["patience"]) == (200, 3)
     with pytest.raises(ConfigError, match=r"recipes\.final\.patience: early stopping needs"):
         cell_options(config, "m", "gad", "final", 1e-5, 16)

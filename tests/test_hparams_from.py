@@ -15,10 +15,11 @@ import yaml
 from test_recipes import FRAMES, SIZES, build_tiny, encode
 from test_selection import frame
 
-from blurbflow.config import ConfigError, cell_jobs, expand_cells
-from blurbflow.grid import SELECTED_KEYS, search_jobs
+from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.errors import ConfigError
+from blurbflow.grid import SELECTED_KEYS, search_jobs, with_selection
 from blurbflow.results.aggregate import aggregate
-from blurbflow.results.handover import apply_selection, choose_setting, select_for_final
+from blurbflow.results.handover import choose_setting, select_for_final
 from blurbflow.results.tables import study_table
 from blurbflow.train.job import run_cell_job
 
@@ -51,15 +52,17 @@ def test_final_recipe_runs_once_in_selected_with_its_setting_unknown():
     final = {p: c for p, c in cells.items() if c.recipe == "final"}
     assert sorted(final) == [f"results/cells/m/biosses/final/selected/seed{s}" for s in (1, 2)]
     options = next(iter(final.values())).options
-    assert {k: options[k] for k in ("lr", "batch_size", "reinit_top", "layerwise_lr_decay")} == {
+    assert {
+        k: getattr(options, k) for k in ("lr", "batch_size", "reinit_top", "layerwise_lr_decay")
+    } == {
         "lr": None,
         "batch_size": None,
         "reinit_top": None,
         "layerwise_lr_decay": None,
     }
-    assert options["epochs"] == 3  # the searches' largest budget: the job's resource bound
-    assert options["hparams_from"] == ["search", "deep"] and options["select"] == "last"
-    assert options["selection_file"] == "results/selection/m/biosses/final.json"
+    assert options.epochs == 3  # the searches' largest budget: the job's resource bound
+    assert options.hparams_from == ["search", "deep"] and options.select == "last"
+    assert options.selection_file == "results/selection/m/biosses/final.json"
     assert len(cells) == 2 * (4 + 1 + 1)
     searches = search_jobs(cell_jobs(cells))
     assert {p: sorted(j.path.rsplit("/", 2)[1] for j in jobs) for p, jobs in searches.items()} == {
@@ -164,7 +167,10 @@ def test_final_job_trains_with_the_selection_and_retrains_only_when_it_changes(
     cfg["studies"]["s"]["table"] = {"rows": "task", "columns": ["recipe"]}
     run_jobs(project, cfg, {"search", "deep"})
     jobs = search_jobs(cell_jobs(expand_cells(cfg)))["results/selection/m/biosses/final.json"]
-    sources = [{"job": j.path, "options": j.options, "seeds": list(j.seeds)} for j in jobs]
+    # as the select_hparams rule's params carry them: the jobs' serialised options
+    sources = [
+        {"job": j.path, "options": j.options.to_dict(), "seeds": list(j.seeds)} for j in jobs
+    ]
     out = "results/selection/m/biosses/final.json"
     selection = select_for_final(sources, ["search", "deep"], out)
     assert json.loads((project / out).read_text()) == selection
@@ -204,8 +210,8 @@ def test_a_final_job_without_its_selection_names_the_step(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     options = expand_cells(config())["results/cells/m/biosses/final/selected/seed1"].options
     with pytest.raises(FileNotFoundError, match="run the `select_hparams` step"):
-        apply_selection(options)
-    assert apply_selection(options, missing_ok=True) is options
+        with_selection(options)
+    assert with_selection(options, missing_ok=True) is options
 
 
 # --- the workflow's DAG edge ------------------------------------------------------------------

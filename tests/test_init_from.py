@@ -16,13 +16,14 @@ import yaml
 from test_hparams_from import planned
 from test_recipes import FRAMES, SIZES, build_tiny, encode, ner_frame
 
-from blurbflow.config import ConfigError, cell_jobs, expand_cells
+from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.digests import file_sha256
+from blurbflow.errors import ConfigError
 from blurbflow.init_from import WEIGHTS, source_weights
+from blurbflow.options import UNSET, InitFrom
 from blurbflow.results.aggregate import aggregate
 from blurbflow.tasks import get_task
 from blurbflow.train.cell import build_model_and_optimizer
-from blurbflow.train.inputs import with_defaults
 from blurbflow.train.job import run_cell_job
 from blurbflow.train.weights import load_matching
 
@@ -55,25 +56,26 @@ def config(models=None) -> dict:
 def test_dependants_name_their_source_and_only_sources_keep_weights():
     cells = expand_cells(config())
     dependant = cells["results/cells/m/ncbidisease/inter/lr0.001-bs8/seed2"].options
-    assert dependant["init_from"] == {
+    assert dependant.init_from == InitFrom(task="bc5chem", recipe="src", hparams="lr0.001-bs8")
+    assert dependant.to_dict()["init_from"] == {
         "task": "bc5chem",
         "recipe": "src",
         "hparams": "lr0.001-bs8",
         "seed": "same",
     }
-    assert "keep_weights" not in dependant
-    assert [p for p, c in cells.items() if c.options.get("keep_weights")] == [
+    assert dependant.keep_weights is UNSET and "keep_weights" not in dependant.to_dict()
+    assert [p for p, c in cells.items() if c.options.keep_weights] == [
         f"{SOURCE}/seed1",
         f"{SOURCE}/seed2",
     ]
     folder = "/work/x/results/cells/m/ncbidisease/inter/lr0.001-bs8/seed2"
     assert str(source_weights(dependant, folder)) == f"/work/x/{SOURCE}/seed2/{WEIGHTS}"
     jobs = cell_jobs(cells)
-    assert jobs[SOURCE].options["keep_weights"] is True
+    assert jobs[SOURCE].options.keep_weights is True
     # without a dependant the source's options (and identity) are what they always were
     alone = config()
     del alone["studies"]["target"]
-    assert not any(c.options.get("keep_weights") for c in expand_cells(alone).values())
+    assert not any(c.options.keep_weights for c in expand_cells(alone).values())
 
 
 def test_a_fixed_source_seed_and_a_selected_source():
@@ -87,11 +89,9 @@ def test_a_fixed_source_seed_and_a_selected_source():
     cfg["recipes"]["src"] = {"extends": "base", "hparams_from": "search"}
     cfg["studies"]["source"]["recipes"] = ["search", "src"]
     cells = expand_cells(cfg)
-    assert (
-        cells["results/cells/m/biosses/inter/lr0.001-bs8/seed2"].options["init_from"]["hparams"]
-        == "selected"
-    )
-    assert cells["results/cells/m/bc5chem/src/selected/seed1"].options["keep_weights"] is True
+    dependant = cells["results/cells/m/biosses/inter/lr0.001-bs8/seed2"].options
+    assert dependant.init_from.hparams == "selected"
+    assert cells["results/cells/m/bc5chem/src/selected/seed1"].options.keep_weights is True
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def tiny_config(root) -> dict:
 def dependant_model(cfg, task, root, **changes):
     """The dependant's model as its cell builds it (before training), and what was loaded."""
     options = expand_cells(cfg)[f"results/cells/m/{task}/inter/lr0.001-bs8/seed1"].options
-    settings = with_defaults({**options, **changes})
+    settings = options.replace(**changes)
     report = {}
     weights = source_weights(settings, root / f"results/cells/m/{task}/inter/h/seed1")
     model, _, _ = build_model_and_optimizer(

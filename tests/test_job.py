@@ -11,12 +11,16 @@ import pytest
 import yaml
 
 from blurbflow.cluster import cell_resources, is_short
-from blurbflow.config import ConfigError, cell_jobs, check_values, expand_cells
-from blurbflow.results.aggregate import load_cells
+from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.errors import ConfigError
+from blurbflow.options import UNSET, CellOptions
 from blurbflow.record.schema import CELL_KEYS, Result
+from blurbflow.results.aggregate import load_cells
+from blurbflow.schema import check_values
 from blurbflow.train import faults
 from blurbflow.train.job import failure_result, finished_result
 
+from model_helpers import make_options
 from workflow_helpers import REPO
 
 DEMO = yaml.safe_load((REPO / "config/demo.yaml").read_text())
@@ -30,10 +34,12 @@ def test_jobs_batch_the_seeds_of_each_hparams_folder():
     jobs = cell_jobs(cells)
     assert len(jobs) == 10 and sum(len(j.seeds) for j in jobs.values()) == len(cells) == 22
     biosses = jobs["results/cells/tiny-biobert/biosses/standard/lr0.001-bs16"]
-    assert biosses.seeds == (1, 4, 7) and "seed" not in biosses.options
+    assert biosses.seeds == (1, 4, 7) and biosses.options.seed is UNSET
+    assert "seed" not in biosses.options.to_dict()
     for cell in cells.values():
         job = jobs[cell.path.rsplit("/", 1)[0]]
-        assert {**job.options, "seed": cell.seed} == cell.options
+        assert job.options.with_seed(cell.seed) == cell.options
+        assert {**job.options.to_dict(), "seed": cell.seed} == cell.options.to_dict()
 
 
 def _result(tmp_path, status="ok", **options):
@@ -41,7 +47,7 @@ def _result(tmp_path, status="ok", **options):
     from blurbflow.identity import file_sha256
     from blurbflow.metrics import pearson
 
-    cell = {"model": "m", "task": "biosses", "recipe": "r", "hparams": "h", "seed": 1}
+    cell = dict(CELL)
     folder = tmp_path / "m/biosses/r/h/seed1"
     folder.mkdir(parents=True, exist_ok=True)
     gold, pred = [1.0, 2.0, 3.0, 4.0], [1.5, 1.8, 3.5, 3.9]
@@ -56,7 +62,7 @@ def _result(tmp_path, status="ok", **options):
     result = {
         "cell": cell,
         "status": status,
-        "options": {**cell, "lr": 1e-3, **options},
+        "options": cell_options(**options).to_dict(),
         "identity": IDENTITY,
         "dev": 50.0,
         "test": pearson(gold, pred),
@@ -70,10 +76,15 @@ IDENTITY = {"model": {"commit": None, "sha256": "a"}, "tokenized": "t", "data": 
 CELL = {"model": "m", "task": "biosses", "recipe": "r", "hparams": "h", "seed": 1}
 
 
+def cell_options(**changes) -> CellOptions:
+    """The options of the biosses cell CELL (lr 1e-3), with `changes`."""
+    return make_options(**{**CELL, "lr": 1e-3, **changes})
+
+
 def test_a_finished_seed_of_the_same_options_and_identity_is_kept(tmp_path):
     path = _result(tmp_path)
-    assert finished_result(path, {**CELL, "lr": 0.001}, IDENTITY)[0]["status"] == "ok"
-    kept, why = finished_result(_result(tmp_path, "diverged"), {**CELL, "lr": 1e-3}, IDENTITY)
+    assert finished_result(path, cell_options(lr=0.001), IDENTITY)[0]["status"] == "ok"
+    kept, why = finished_result(_result(tmp_path, "diverged"), cell_options(), IDENTITY)
     assert kept is not None and why is None
 
 
@@ -90,16 +101,14 @@ def test_a_finished_seed_of_the_same_options_and_identity_is_kept(tmp_path):
 def test_other_options_identity_or_a_failure_are_trained_again_saying_why(
     tmp_path, status, options, identity, why
 ):
-    kept, reason = finished_result(
-        _result(tmp_path, status), {**CELL, "lr": 1e-3, **options}, identity
-    )
+    kept, reason = finished_result(_result(tmp_path, status), cell_options(**options), identity)
     assert kept is None and why in reason
 
 
 def test_unreadable_or_missing_results_are_trained_again(tmp_path):
-    assert finished_result(tmp_path / "none.json", {}) == (None, "no result.json")
+    assert finished_result(tmp_path / "none.json", cell_options()) == (None, "no result.json")
     (tmp_path / "bad.json").write_text('{"status": "ok", "opt')  # a torn write
-    why = finished_result(tmp_path / "bad.json", {})[1]
+    why = finished_result(tmp_path / "bad.json", cell_options())[1]
     assert why == "unreadable result.json (JSONDecodeError)"
 
 
@@ -108,7 +117,7 @@ def test_a_failed_seed_writes_the_failed_form_of_the_result_schema(tmp_path, mon
     try:
         raise ValueError("\x1b[31mbad batch\x1b[0m")
     except ValueError as error:
-        result = failure_result({**CELL, "lr": 1e-3}, error)
+        result = failure_result(cell_options(), error)
     assert set(result) == {
         "cell",
         "options",
@@ -121,6 +130,7 @@ def test_a_failed_seed_writes_the_failed_form_of_the_result_schema(tmp_path, mon
     } and set(result) <= set(Result.__annotations__)
     assert result["cell"] == {k: CELL[k] for k in CELL_KEYS} and result["slurm_job_id"] == "4242"
     assert result["error"] == "ValueError: bad batch"  # terminal colours removed
+    assert result["options"] == cell_options().to_dict()  # serialised, as result.json holds it
     path = tmp_path / "results/cells/m/biosses/r/h/seed1/result.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(result))

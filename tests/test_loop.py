@@ -15,15 +15,16 @@ from blurbflow.train import checkpoint
 from blurbflow.train import device as devices
 from blurbflow.train.batching import collate
 from blurbflow.train.checkpoint import LoopState
+from blurbflow.train.fit import Optimisation
 from blurbflow.train.loop import Steps
 from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.progress import Progress
 
-from model_helpers import tiny_classifier
+from model_helpers import make_options, tiny_classifier
 
 DATA = {"input_ids": [[2, 5, 6, 3], [2, 7, 3], [2, 8, 9, 10, 11, 3]], "label": [0, 1, 1]}
 DATA["length"] = [len(x) for x in DATA["input_ids"]]
-SETTINGS = {"precision": "fp16", "batching": "random", "max_grad_norm": 1.0}
+SETTINGS = make_options(precision="fp16", batching="random", max_grad_norm=1.0)
 
 
 def parts():
@@ -34,7 +35,8 @@ def parts():
 
 def steps_of(model, optimizer, scheduler, state=None):
     progress = Progress("c", 1, 20, clock=lambda: 0.0, write=lambda line: None)
-    return Steps(model, optimizer, scheduler, torch.device("cpu"), SETTINGS, progress, state)
+    opt = Optimisation(model, optimizer, scheduler, torch.device("cpu"), random.Random(0))
+    return Steps(opt, SETTINGS, progress, state)
 
 
 def train(steps, state, n):
@@ -175,8 +177,11 @@ def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
     opt = AdamW(model.parameters(), lr=1e-3)
     lines = []
     progress = Progress("c", 1, 8, clock=lambda: 0.0, write=lines.append)
-    settings = {"precision": "bf16", "batching": "bucketed", "max_grad_norm": 1.0}
-    steps = Steps(model, opt, linear_schedule(opt, 8, 0.0), torch.device("cpu"), settings, progress)
+    settings = make_options(precision="bf16", batching="bucketed", max_grad_norm=1.0)
+    optimisation = Optimisation(
+        model, opt, linear_schedule(opt, 8, 0.0), torch.device("cpu"), random.Random(0)
+    )
+    steps = Steps(optimisation, settings, progress)
     assert steps.precision == "fp32" and steps.scaler is None
     steps.pass_tokens = 0.0  # split every batch, as a wide model would
     data = {"input_ids": [[2, 5, 6, 3], [2, 7, 3], [2, 8, 9, 10, 11, 3]], "label": [0, 1, 1]}

@@ -24,6 +24,7 @@ from blurbflow.config import cell_options
 from blurbflow.models.dropout import dropout_settings
 from blurbflow.models.load import load_for_task, load_tokenizer, lowercases
 from blurbflow.models.prefetch import model_folder, model_settings
+from blurbflow.options import UNSET, ModelOptions
 from blurbflow.tasks import get_task
 
 from model_helpers import tiny_bert, tiny_config
@@ -143,12 +144,15 @@ def test_model_settings_become_options_only_when_set():
         "recipes": {"r": {}},
         "studies": {},
     }
-    assert cell_options(config, "a", "biosses", "r", 1e-3, 16)["revision"] == "v1.1"
-    assert "revision" not in cell_options(config, "b", "biosses", "r", 1e-3, 16)
+    a = cell_options(config, "a", "biosses", "r", 1e-3, 16)
+    assert a.revision == "v1.1" and a.to_dict()["revision"] == "v1.1"
+    assert a.model_options == ModelOptions(**model_settings("a", entry))
+    b = cell_options(config, "b", "biosses", "r", 1e-3, 16)
+    assert b.revision is UNSET and "revision" not in b.to_dict()
 
 
 def test_a_missing_local_model_folder_names_the_config_key(tmp_path):
-    options = {"model": "mine", "model_source": str(tmp_path / "nowhere/at/all")}
+    options = ModelOptions(model="mine", model_source=str(tmp_path / "nowhere/at/all"))
     with pytest.raises(FileNotFoundError, match=r"models\.mine\.path") as error:
         model_folder(options)
     assert "prefetch" not in str(error.value)

@@ -11,18 +11,13 @@ import time
 import pytest
 import yaml
 
-from blurbflow.config import (
-    cell_jobs,
-    cell_options,
-    expand_cells,
-    grid_points,
-    options_json,
-    resolve_recipe,
-    study_seeds,
-)
-from blurbflow.grid import search_jobs
+from blurbflow.config import cell_jobs, cell_options, expand_cells
+from blurbflow.grid import grid_points, search_jobs
+from blurbflow.options import options_json
+from blurbflow.recipes import resolve_recipe
 from blurbflow.results.choices import shown_study
 from blurbflow.results.tables import study_layout, study_table
+from blurbflow.study_plan import study_seeds
 
 from workflow_helpers import REPO, copy_workflow, snakemake
 
@@ -87,7 +82,7 @@ def test_no_two_recipes_expand_to_identical_options():
     seen: dict[str, str] = {}
     for recipe in CONFIG["recipes"]:
         for lr, bs, axes in grid_points(resolve_recipe(CONFIG, recipe)):
-            options = cell_options(CONFIG, "pubmedbert", "chemprot", recipe, lr, bs, axes)
+            options = cell_options(CONFIG, "pubmedbert", "chemprot", recipe, lr, bs, axes).to_dict()
             for key in ("recipe", "description"):
                 options.pop(key, None)
             key = options_json(options)
@@ -99,10 +94,10 @@ def test_standard_is_the_original_bert_recipe_with_gus_grid():
     standard = resolve_recipe(CONFIG, "standard")
     assert standard["adam_bias_correction"] is False and standard["adam_epsilon"] == 1e-6
     cells = expand_cells(CONFIG, ["gu-table6"])
-    grid = {(c.options["lr"], c.options["batch_size"]) for c in cells.values()}
+    grid = {(c.options.lr, c.options.batch_size) for c in cells.values()}
     assert grid == {(lr, bs) for lr in (1e-5, 3e-5, 5e-5) for bs in (16, 32)}
-    assert {c.options["adam_bias_correction"] for c in cells.values()} == {False}
-    epochs = {c.task: c.options["epochs"] for c in cells.values()}
+    assert {c.options.adam_bias_correction for c in cells.values()} == {False}
+    epochs = {c.task: c.options.epochs for c in cells.values()}
     assert epochs["biosses"] == 60 and epochs["bc5chem"] <= 60  # Gu: epochs 2-60
 
 
@@ -131,14 +126,14 @@ def test_gu_ablation_tables_are_the_papers():
         "ddi",
         "gad",
     ]
-    assert _options("gu-table10-head", "head-bilstm")["head"] == "bilstm"
+    assert _options("gu-table10-head", "head-bilstm").head == "bilstm"
     assert studies["gu-table11-tagging"]["tasks"] == ["bc5chem", "bc5disease", "jnlpba"]
     assert {
-        _options("gu-table11-tagging", r)["tagging"]
+        _options("gu-table11-tagging", r).inputs.tagging
         for r in studies["gu-table11-tagging"]["recipes"]
     } == {"BIO", "BIOUL", "IO"}
     combos = {
-        (_options("gu-table12-re", r)["re_input"], _options("gu-table12-re", r)["re_pooling"])
+        (_options("gu-table12-re", r).inputs.re_input, _options("gu-table12-re", r).re_pooling)
         for r in studies["gu-table12-re"]["recipes"]
     }
     assert combos == {
@@ -154,21 +149,21 @@ def test_gu_ablation_tables_are_the_papers():
 
 def test_tinn_optimisation_and_budgets_are_the_papers():
     improved = _options("tinn-table3", "tinn-improved")
-    assert improved["adam_bias_correction"] is True and improved["epochs"] == 100
+    assert improved.adam_bias_correction is True and improved.epochs == 100
     short = _options("tinn-table3", "tinn-standard-epochs")
-    assert short["adam_bias_correction"] is True and short["epochs"] == 5
+    assert short.adam_bias_correction is True and short.epochs == 5
     plain = _options("tinn-table3", "tinn-no-bias-correction")
-    assert plain["adam_bias_correction"] is False and plain["epochs"] == 100
+    assert plain.adam_bias_correction is False and plain.epochs == 100
     for name in ("tinn-table3", "tinn-table4"):
         assert {CONFIG["models"][m]["size"] for m in CONFIG["studies"][name]["models"]} == {"base"}
 
 
 def test_tinn_techniques_are_one_column_with_their_setting_on_dev():
     lr_bs = 6
-    assert _options("tinn-table4", "tinn-freeze-half")["freeze_lower"] == "half"
+    assert _options("tinn-table4", "tinn-freeze-half").freeze_lower == "half"
     assert len(_points("tinn-table4", "tinn-llrd")) == lr_bs * 2  # decay 0.8 or 0.9
     decays = {
-        c.options["layerwise_lr_decay"]
+        c.options.layerwise_lr_decay
         for c in expand_cells(CONFIG, ["tinn-table4"]).values()
         if c.recipe == "tinn-llrd"
     }
@@ -201,14 +196,14 @@ def test_tinn_table5_is_sizes_by_techniques():
         options = _options("tinn-table5", recipe)
         technique = (
             "freeze"
-            if options["freeze_lower"]
+            if options.freeze_lower
             else "llrd"
-            if options["layerwise_lr_decay"]
+            if options.layerwise_lr_decay
             else "reinit"
-            if options["reinit_top"]
+            if options.reinit_top
             else "baseline"
         )
-        found.add((options["train_subsample"], technique))
+        found.add((options.train_subsample, technique))
     assert found == {
         (n, t) for n in (100, 500, 1000) for t in ("baseline", "freeze", "llrd", "reinit")
     }
@@ -223,27 +218,30 @@ def test_tinn_tables_7_to_9_cover_blurb():
     cells = expand_cells(CONFIG, ["tinn-table7"]).values()
     searched = {c.task for c in cells if c.recipe != "tinn-improved"}
     assert searched == SMALL_TASKS  # techniques searched on the small tasks only
-    assert {
-        _options("tinn-table8", r)["remove_top"] for r in studies["tinn-table8"]["recipes"]
-    } == {0, 2, 4, 6}
+    assert {_options("tinn-table8", r).remove_top for r in studies["tinn-table8"]["recipes"]} == {
+        0,
+        2,
+        4,
+        6,
+    }
     assert set(shown_study(studies["tinn-table9"])["recipes"]) == {"standard", "optimal"}
     cells = expand_cells(CONFIG, ["tinn-table9"]).values()
-    reinit = {(c.model, c.options["reinit_top"]) for c in cells if c.options["reinit_top"]}
+    reinit = {(c.model, c.options.reinit_top) for c in cells if c.options.reinit_top}
     assert max(d for m, d in reinit if m == "pubmedbert") == 3
     assert max(d for m, d in reinit if m == "pubmedbert-large") == 6
     final = _options("tinn-table9-biosses", "tinn-biosses-train-dev")
-    assert final["train_on"] == "train+dev" and final["select"] == "last"
+    assert final.train_on == "train+dev" and final.select == "last"
 
 
 def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
     # nothing is held out to select on: one job per model, its setting chosen by the search
     cells = expand_cells(CONFIG)
     final = [c for c in cells.values() if c.recipe == "tinn-biosses-train-dev"]
-    assert {(c.hparams, c.options["lr"], tuple(c.options["hparams_from"])) for c in final} == {
+    assert {(c.hparams, c.options.lr, tuple(c.options.hparams_from)) for c in final} == {
         ("selected", None, ("tinn-reinit", "tinn-reinit-deep"))
     } and len(final) == 3 * 10
     depths = {
-        path.split("/")[2]: sorted({j.options["reinit_top"] for j in jobs})
+        path.split("/")[2]: sorted({j.options.reinit_top for j in jobs})
         for path, jobs in search_jobs(cell_jobs(cells)).items()
         if "/biosses/" in path  # (Bio-LM's folds select too)
     }  # 6 grid points each
@@ -351,31 +349,29 @@ def test_biolm_table2_is_the_papers_protocol():
     assert resolve_recipe(CONFIG, "biolm-classification-printed")["lr"] == 0.002
     jobs = _job_options("biolm-table2")
     # per model and seed: GAD's tune fold searches, the other nine folds train once after it
-    gad = [o for o in jobs.values() if o["model"] == "roberta" and o["task"].startswith("gad-")]
+    gad = [o for o in jobs.values() if o.model == "roberta" and o.task.startswith("gad-")]
     assert len(gad) == 10
-    assert sum(o.get("train_on") == "train+dev" for o in gad) == 9
-    linnaeus = [o for o in jobs.values() if o["task"] == "linnaeus"]
-    assert {o["recipe"] for o in linnaeus} == {"biolm-tagging"}
+    assert sum(o.train_on == "train+dev" for o in gad) == 9
+    linnaeus = [o for o in jobs.values() if o.task == "linnaeus"]
+    assert {o.recipe for o in linnaeus} == {"biolm-tagging"}
 
 
 def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
     jobs = _job_options("biom-table2")
 
     def setting(model: str, task: str) -> tuple:
-        (options,) = [o for o in jobs.values() if o["model"] == model and o["task"] == task]
-        return options["epochs"], options["lr"], options["batch_size"]
+        (options,) = [o for o in jobs.values() if o.model == model and o.task == task]
+        return options.epochs, options.lr, options.batch_size
 
     assert setting("biom-electra", "bc5chem") == (5, 2e-4, 48)
     assert setting("biom-electra-large", "chemprot") == (4, 7e-5, 32)
     assert setting("biom-albert-xxlarge", "squad2") == (2, 3e-5, 128)
     assert setting("pubmedbert", "bioasq-factoid") == (3, 1e-5, 128)
     for options in jobs.values():
-        if options["task"] == "bioasq-factoid":
-            source = options["init_from"]
-            assert source["task"] == "squad2" and source["seed"] == "same"
+        if options.task == "bioasq-factoid":
+            source = options.init_from
+            assert source.task == "squad2" and source.seed == "same"
             assert any(
-                o["model"] == options["model"]
-                and o["recipe"] == source["recipe"]
-                and o.get("keep_weights")
+                o.model == options.model and o.recipe == source.recipe and o.keep_weights
                 for o in jobs.values()
-            ), options["model"]
+            ), options.model

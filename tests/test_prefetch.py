@@ -4,6 +4,7 @@ the hub gone and HF_HUB_OFFLINE=1 the cache alone loads the model."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from blurbflow.models.prefetch import (
     offline_env,
     select_files,
 )
+from blurbflow.options import ModelOptions
 from blurbflow.tasks import get_task
 
 from model_helpers import tiny_bert
@@ -122,10 +124,10 @@ def test_offline_cache_loads_the_model_with_the_hub_gone(hub, tiny, tmp_path, mo
 
     assert folder == snapshot
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    assert model_folder({"model": "tiny-bio", "model_source": "bio/tiny"}) == snapshot
+    assert model_folder(ModelOptions(model="tiny-bio", model_source="bio/tiny")) == snapshot
     local = tmp_path / "resources/models/tiny"
     local.mkdir(parents=True)
-    assert model_folder({"model": "demo", "model_source": str(local)}) == local
+    assert model_folder(ModelOptions(model="demo", model_source=str(local))) == local
     model = forward(folder)
     assert torch.equal(
         model.bert.embeddings.word_embeddings.weight, word_embeddings(tiny["safetensors"])
@@ -285,18 +287,18 @@ def test_a_pinned_revision_loads_its_own_snapshot_with_main_also_cached(
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
 
-    options = {"model": "tiny-bio", "model_source": "bio/tiny", "revision": "v1.1"}
+    options = ModelOptions(model="tiny-bio", model_source="bio/tiny", revision="v1.1")
     folder = model_folder(options)
     assert folder.name == pinned and model_commit(options) == pinned
     model = forward(folder)
     assert torch.equal(
         model.bert.embeddings.word_embeddings.weight, word_embeddings(tiny["safetensors"])
     )
-    unpinned = {"model": "tiny-bio", "model_source": "bio/tiny"}
+    unpinned = ModelOptions(model="tiny-bio", model_source="bio/tiny")
     assert model_folder(unpinned).name == main != pinned
 
     with pytest.raises(ModelNotCached, match="v2"):
-        model_folder({**options, "revision": "v2"})  # never falls back to main
+        model_folder(dataclasses.replace(options, revision="v2"))  # never falls back to main
 
 
 def test_a_download_past_its_deadline_is_stopped_and_leaves_nothing(hub, tiny, tmp_path):

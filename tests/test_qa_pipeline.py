@@ -16,6 +16,7 @@ from blurbflow.data.parsers import parse_task
 from blurbflow.metrics import also_reported, chance_baseline, compute_metric
 from blurbflow.metrics.span import factoid_lenient, factoid_mrr, factoid_strict, squad_f1
 from blurbflow.models.load import load_for_task
+from blurbflow.options import InputOptions
 from blurbflow.qa import SpanModel
 from blurbflow.tasks import get_task
 from blurbflow.train import encode, predict
@@ -150,7 +151,7 @@ def squad_data(tmp_path_factory):
 def test_windows_encode_decode_and_score(squad_data):
     root, frames, tokenizer = squad_data
     spec = get_task("squad")
-    meta = encode.encode_task(spec, root, tokenizer, 64, root / "encoded")
+    meta = encode.encode_task(spec, root, tokenizer, InputOptions(max_length=64), root / "encoded")
     assert meta["windows"] == {"doc_stride": 16, "max_question_length": 16}
     test_meta = meta["splits"]["test"]
     assert test_meta["examples"] == len(frames["test"]) < test_meta["instances"]
@@ -172,10 +173,11 @@ def test_windows_encode_decode_and_score(squad_data):
 
     model = load_for_task(str(root / "model"), spec, dropout=0.0)
     assert isinstance(model, SpanModel)
-    batch = predict.make_batch(data, rows[:4], 0, predict.label_dtype(spec))
+    fmt = predict.BatchFormat(0, predict.label_dtype(spec))
+    batch = predict.make_batch(data, rows[:4], fmt)
     out = model(**batch)
     assert out.logits.shape == (*batch["input_ids"].shape, 2) and out.loss.item() > 0
-    untrained = predict.predict(model, spec, data, 64, 0, predict.label_dtype(spec))
+    untrained = predict.predict(model, spec, data, 64, fmt)
     assert len(untrained) == len(frames["test"])
     assert all(isinstance(p["text"], str) for p in untrained)
 

@@ -12,6 +12,8 @@ import pytest
 from blurbflow.qa import decode_predictions, make_windows
 from blurbflow.train.inputs import training_data
 
+from model_helpers import make_options
+
 WORDS = ("cell", "gene", "protein", "blood", "level", "brain", "heart", "liver", "water", "light")
 QUESTION = "what binds the receptor"
 MAX_LENGTH, STRIDE, MAX_QUESTION = 32, 8, 8
@@ -186,8 +188,8 @@ def test_train_subsample_keeps_whole_questions_with_all_their_windows():
     ids = ["q1", "q1", "q2", "q3", "q3", "q3", "q4"]
     train = {"input_ids": [[i] for i in range(7)], "id": ids, "example": [0, 0, 1, 2, 2, 2, 3]}
     for seed in range(5):
-        options = {"task": "squad", "train_subsample": 2, "subsample_seed": seed}
+        options = make_options(task="squad", train_subsample=2, subsample_seed=seed)
         kept = training_data({"train": train}, options)["id"]
         assert len(set(kept)) == 2 and all(kept.count(q) == ids.count(q) for q in set(kept))
     with pytest.raises(ValueError, match="task squad has 4 training instances"):
-        training_data({"train": train}, {"task": "squad", "train_subsample": 5})
+        training_data({"train": train}, make_options(task="squad", train_subsample=5))

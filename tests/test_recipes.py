@@ -14,25 +14,22 @@ import pytest
 import torch
 import yaml
 
-from blurbflow.config import (
-    GU_DEFAULTS,
-    cell_options,
-    expand_cells,
-    grid_points,
-    input_key,
-    parse_input_key,
-    resolve_recipe,
-)
+from blurbflow.config import cell_options, expand_cells, input_key
+from blurbflow.grid import grid_points
 from blurbflow.metrics import compute_metric
 from blurbflow.models import surgery
 from blurbflow.models.heads import TaskModel
 from blurbflow.models.load import ENTITY_MARKERS, load_for_task, load_tokenizer
+from blurbflow.options import CellOptions, InputOptions, defaults
+from blurbflow.recipes import resolve_recipe
 from blurbflow.tasks import get_task
 from blurbflow.train import tagging
 from blurbflow.train.cell import build_model_and_optimizer, train_cell
 from blurbflow.train.encode import encode_task, load_encoded
 from blurbflow.train.inputs import check_encoded, training_data
-from blurbflow.train.predict import decode, make_batch
+from blurbflow.train.predict import BatchFormat, decode, make_batch
+
+from model_helpers import make_options
 
 WORDS = "the a of in patients with was were and gene protein cell levels study".split()
 DISEASES = "cancer diabetes asthma fever tumour".split()
@@ -225,38 +222,27 @@ def root(tmp_path_factory) -> Path:
 
 
 def encode(root: Path, task: str, model: str = "bert", **inputs) -> Path:
-    key = input_key(task, {"max_length": 64, **inputs})
+    key = input_key(task, InputOptions(max_length=64, **inputs))
     out = root / "tokenized" / model / task / key
     if not out.exists():
         markers = inputs.get("re_input") == "markers"
         tokenizer = load_tokenizer(str(root / "models" / model), entity_markers=markers)
-        chosen = {k: v for k, v in parse_input_key(key).items() if k != "max_length"}
-        encode_task(get_task(task), root / "data" / task, tokenizer, 64, out, **chosen)
+        encode_task(
+            get_task(task), root / "data" / task, tokenizer, InputOptions.from_key(key), out
+        )
     return out
 
 
-def options(root: Path, task: str, model: str = "bert", **overrides) -> dict:
-    return {
-        **GU_DEFAULTS,
-        "model": model,
-        "model_source": str(root / "models" / model),
-        "task": task,
-        "recipe": "r",
-        "hparams": "h",
-        "lr": 1e-3,
-        "batch_size": 8,
-        "epochs": 1,
-        "max_length": 64,
-        "seed": 1,
-        "code_version": "1",
-        **overrides,
-    }
+def options(root: Path, task: str, model: str = "bert", **overrides) -> CellOptions:
+    settings = {"lr": 1e-3, "batch_size": 8, "epochs": 1, "max_length": 64, "seed": 1}
+    place = {"model": model, "model_source": str(root / "models" / model), "task": task}
+    return make_options(**place, **{**settings, **overrides})
 
 
 def run_cell(root: Path, name: str, task: str, **overrides) -> dict:
     opts = options(root, task, **overrides)
-    inputs = {k: opts[k] for k in ("segment_ids", "tagging", "re_input")}
-    encoded = encode(root, task, opts["model"], **inputs)
+    inputs = {k: getattr(opts.inputs, k) for k in ("segment_ids", "tagging", "re_input")}
+    encoded = encode(root, task, opts.model, **inputs)
     return train_cell(opts, encoded, root / "data" / task, root / "cells" / name / "result.json")
 
 
@@ -291,7 +277,7 @@ def test_train_plus_dev_trains_on_both_and_selects_the_last_epoch(root):
     config = yaml.safe_load(open("config/demo.yaml"))
     config["recipes"]["final"] = {"extends": "standard", "train_on": "train+dev"}
     opts = cell_options(config, "tiny-biobert", "gad", "final", 1e-3, 16)
-    assert opts["select"] == "last" and opts["train_on"] == "train+dev"
+    assert opts.select == "last" and opts.train_on == "train+dev"
     splits = {s: load_encoded(encode(root, "chemprot"), s) for s in SIZES}
     both = training_data(
         splits, options(root, "chemprot", train_on="train+dev", train_subsample=50)
@@ -476,11 +462,12 @@ def test_entity_pooling_shapes_and_a_step_trains(root, re_input, pooling, model)
     opts = options(root, "chemprot", model, re_input=re_input, re_pooling=pooling)
     encoded = encode(root, "chemprot", model, re_input=re_input)
     data = load_encoded(encoded, "train")
-    tokenizer = load_tokenizer(opts["model_source"], entity_markers=re_input == "markers")
+    tokenizer = load_tokenizer(opts.model_source, entity_markers=re_input == "markers")
     net, optimizer, _ = build_model_and_optimizer(opts, spec, 40, len(tokenizer))
     assert net.get_input_embeddings().num_embeddings >= len(tokenizer)
     assert net.classifier.in_features == 2 * 32
-    batch = make_batch(data, list(range(8)), tokenizer.pad_token_id, torch.long, entities=True)
+    fmt = BatchFormat(tokenizer.pad_token_id, torch.long, entities=True)
+    batch = make_batch(data, list(range(8)), fmt)
     assert batch["entity_spans"].shape == (8, 2, 2) and batch["entity_starts"].shape == (8, 2)
     before = net.classifier.weight.detach().clone()
     out = net(**batch)
@@ -497,28 +484,30 @@ def test_a_marker_cell_with_mention_pooling_runs(root):
 
 # ---------------------------------------------------------------- tokenization cache key
 def test_cache_key_changes_with_input_options_only():
-    base = {**GU_DEFAULTS, "max_length": 256}
-    assert input_key("chemprot", base) == "L256-dummify"
-    assert input_key("chemprot", {**base, "re_input": "markers"}) == "L256-markers"
-    assert input_key("chemprot", {**base, "lr": 1e-5, "head": "bilstm"}) == "L256-dummify"
-    assert input_key("chemprot", {**base, "re_pooling": "mention"}) == "L256-dummify"
-    assert input_key("ncbidisease", {**base, "tagging": "BIOUL"}) == "L256-BIOUL"
-    assert input_key("ncbidisease", {**base, "re_input": "markers"}) == "L256-BIO"
-    assert input_key("pubmedqa", {**base, "segment_ids": "single"}) == "L256-single"
-    assert input_key("hoc", {**base, "segment_ids": "single", "tagging": "IO"}) == "L256"
-    assert input_key("biosses", {**base, "max_length": 128}) == "L128-pair"
-    for key in ("L256-markers", "L512-BIOUL", "L64-single", "L512"):
-        assert parse_input_key(key)["max_length"] == int(key.split("-")[0][1:])
-    assert parse_input_key("L256-markers")["re_input"] == "markers"
+    def key(task: str, **changes) -> str:  # the key of a cell's inputs, the cell's defaults
+        return input_key(task, make_options(**{"max_length": 256, **changes}).inputs)
+
+    assert key("chemprot") == "L256-dummify"
+    assert key("chemprot", re_input="markers") == "L256-markers"
+    assert key("chemprot", lr=1e-5, head="bilstm") == "L256-dummify"
+    assert key("chemprot", re_pooling="mention") == "L256-dummify"
+    assert key("ncbidisease", tagging="BIOUL") == "L256-BIOUL"
+    assert key("ncbidisease", re_input="markers") == "L256-BIO"
+    assert key("pubmedqa", segment_ids="single") == "L256-single"
+    assert key("hoc", segment_ids="single", tagging="IO") == "L256"
+    assert key("biosses", max_length=128) == "L128-pair"
+    for k in ("L256-markers", "L512-BIOUL", "L64-single", "L512"):
+        assert InputOptions.from_key(k).max_length == int(k.split("-")[0][1:])
+    assert InputOptions.from_key("L256-markers").re_input == "markers"
     with pytest.raises(ValueError, match="unknown or repeated part 'bogus'"):
-        parse_input_key("L256-bogus")
+        InputOptions.from_key("L256-bogus")
 
 
 def test_workflow_tokenized_dirs_follow_the_key():
     config = yaml.safe_load(open("config/demo.yaml"))
 
     def dirs(cfg):
-        return {c.path: input_key(c.task, c.options) for c in expand_cells(cfg).values()}
+        return {c.path: input_key(c.task, c.options.inputs) for c in expand_cells(cfg).values()}
 
     before = dirs(config)
     assert before["results/cells/tiny-biobert/gad/standard/lr0.001-bs16/seed1"] == "L128-dummify"
@@ -537,7 +526,7 @@ def test_schema_declares_every_recipe_option():
 
     schema = yaml.safe_load(open("workflow/schemas/config.schema.yaml"))
     options_schema = schema["$defs"]["options"]["properties"]
-    assert set(GU_DEFAULTS) <= set(options_schema)
+    assert set(defaults()) <= set(options_schema)
     config = yaml.safe_load(open("config/demo.yaml"))
     config["recipes"]["all"] = {
         "train_on": "train+dev",
@@ -590,8 +579,8 @@ def test_one_step_with_layer_surgery_on_each_architecture(root, model, task):
     assert frozen and all(not p.requires_grad for p in embeddings.parameters())
     trained = top.detach().clone()
     data = load_encoded(encode(root, task, model), "train")
-    pad = load_tokenizer(opts["model_source"]).pad_token_id
-    loss = net(**make_batch(data, list(range(8)), pad, torch.long)).loss
+    pad = load_tokenizer(opts.model_source).pad_token_id
+    loss = net(**make_batch(data, list(range(8)), BatchFormat(pad, torch.long))).loss
     assert torch.isfinite(loss)
     loss.backward()
     optimizer.step()
@@ -605,9 +594,8 @@ def test_one_step_with_layer_surgery_on_each_architecture(root, model, task):
 def test_truncated_or_missing_entities_point_at_cls_and_block_entity_pooling(root, tmp_path):
     spec = get_task("chemprot")
     tokenizer = load_tokenizer(str(root / "models/bert"), entity_markers=True)
-    meta = encode_task(
-        spec, root / "data/chemprot", tokenizer, 8, tmp_path / "short", re_input="markers"
-    )
+    short = InputOptions(max_length=8, re_input="markers")
+    meta = encode_task(spec, root / "data/chemprot", tokenizer, short, tmp_path / "short")
     assert meta["splits"]["train"]["entities_truncated"] > 0
     data = load_encoded(tmp_path / "short", "train")
     cut = [i for i, ids in enumerate(data["input_ids"]) if ids.count(len(tokenizer) - 2) == 0]
@@ -619,7 +607,9 @@ def test_truncated_or_missing_entities_point_at_cls_and_block_entity_pooling(roo
     folder.mkdir()
     for split in SIZES:
         gad.to_parquet(folder / f"{split}.parquet")
-    meta = encode_task(get_task("gad"), folder, tokenizer, 64, tmp_path / "gad-encoded")
+    meta = encode_task(
+        get_task("gad"), folder, tokenizer, InputOptions(max_length=64), tmp_path / "gad-encoded"
+    )
     assert meta["splits"]["train"]["entities_not_found"] == 2
     check_encoded(meta, get_task("gad"), options(root, "gad"), tmp_path)  # cls: fine
     with pytest.raises(ValueError, match="task gad: re_pooling='mention' needs both entities"):
@@ -650,7 +640,7 @@ def test_paper_recipes_build_the_papers_adam(root, recipe, corrected):
         "batch_size",
         "epochs",
     )
-    opts = options(root, "gad", **{k: paper[k] for k in keys})
+    opts = options(root, "gad", **{k: getattr(paper, k) for k in keys})
     _, optimizer, schedule = build_model_and_optimizer(opts, get_task("gad"), 100)
     assert {g["bias_correction"] for g in optimizer.param_groups} == {corrected}
     assert {g["eps"] for g in optimizer.param_groups} == {1e-6}
@@ -668,7 +658,7 @@ def test_a_technique_axis_point_reaches_the_model(root):
     assert set(cells) == {"lr0.001-bs8-reinit0", "lr0.001-bs8-reinit1"}
     top = {}
     for name, cell in cells.items():
-        opts = options(root, "gad", reinit_top=cell["reinit_top"], seed=1)
+        opts = options(root, "gad", reinit_top=cell.reinit_top, seed=1)
         net, _, _ = build_model_and_optimizer(opts, get_task("gad"), 40)
         top[name] = (
             next(

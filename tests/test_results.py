@@ -5,7 +5,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from blurbflow.results.aggregate import load_cells, best_grid_points, write_cells
+from blurbflow.results.aggregate import best_grid_points, load_cells, write_cells
 from blurbflow.results.formats import format_table, to_latex, to_markdown, write_table
 from blurbflow.results.stats import baseline_tests
 from blurbflow.results.tables import column_labels, study_table
@@ -90,7 +90,7 @@ def test_write_cells_roundtrip(tmp_path):
 
 
 def test_the_frame_columns_and_types_come_from_the_result_schema(tmp_path):
-    from blurbflow.results import schema
+    from blurbflow.record import schema
 
     paths = [write_result(tmp_path, "m", "bc5chem", "r", "h", 1, 90.0, 89.0, selected_epoch=2)]
     frame = load_cells([*paths, cell_path(tmp_path, "m", "bc5chem", "r", "h", 2)])

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from blurbflow.config import ConfigError, expand_cells, hparams_name
+from blurbflow.config import expand_cells
+from blurbflow.errors import ConfigError
+from blurbflow.grid import hparams_name
 from blurbflow.results.aggregate import COLUMNS, normalise_types
 from blurbflow.results.formats import format_table, to_markdown
 from blurbflow.results.stats import baseline_tests, failure_rates
@@ -67,8 +69,8 @@ def test_technique_lists_are_grid_axes_with_their_own_folders():
     search = {c.hparams: c.options for c in cells.values() if c.recipe == "search"}
     assert len(search) == 6 and len(cells) == 2 * (2 + 6)
     options = search["lr1e-05-bs16-reinit2-llrd0.8"]
-    assert options["reinit_top"] == 2 and options["layerwise_lr_decay"] == 0.8
-    assert options["hparams"] == "lr1e-05-bs16-reinit2-llrd0.8"
+    assert options.reinit_top == 2 and options.layerwise_lr_decay == 0.8
+    assert options.hparams == "lr1e-05-bs16-reinit2-llrd0.8"
     assert hparams_name(1e-5, 16, {"freeze_lower": "half", "layerwise_lr_decay": None}) == (
         "lr1e-05-bs16-freezehalf-llrdoff"
     )

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from blurbflow.config import ConfigError, check_names, expand_cells
+from blurbflow.config import expand_cells
+from blurbflow.errors import ConfigError
 from blurbflow.study_plan import study_seeds
+from blurbflow.validate import check_names
 
 
 def _study(seeds, tasks=("bc5chem", "biosses")):

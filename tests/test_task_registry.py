@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 import torch
 
-from blurbflow.config import INPUT_VALUES
 from blurbflow.data.generate import GENERATORS
 from blurbflow.data.parsers import PARSERS
 from blurbflow.data.parsers.common import make_frame
 from blurbflow.metrics import METRICS, chance_baseline, compute_metric
 from blurbflow.models.build import train_tokenizer
+from blurbflow.options import InputOptions
 from blurbflow.tasks import TASKS, get_task, get_type
 from blurbflow.tasks.custom import custom_task
 from blurbflow.tasks.registry import BUILTIN
@@ -135,7 +135,7 @@ def missing_pieces(task_type) -> list[str]:
         "decoder": task_type.target in predict.DECODERS,
         # word tags and answer spans are set by their encoders
         "training targets": task_type.target in ("tags", "span", *encode.TARGETS),
-        "input options": set(task_type.input_options) <= set(INPUT_VALUES),
+        "input options": set(task_type.input_options) <= set(InputOptions.VALUES),
         "metrics": bool(task_type.metrics) and set(task_type.metrics) <= set(METRICS),
     }
     return [name for name, ok in checks.items() if not ok]
@@ -151,7 +151,7 @@ def test_every_type_runs_encode_decode_metric(kind, tokenizer):
     frame = make_frame(kind, "train", _rows(spec))
     stats = task_type.stats(frame)
     assert isinstance(stats, dict)
-    columns = encode._encode_frame(frame, spec, tokenizer, 32)
+    columns = encode._encode_frame(frame, spec, tokenizer, InputOptions(max_length=32))
     assert len(columns["input_ids"]) == len(frame) == len(columns["length"])
     gold = predict.gold_labels(spec, frame)
     assert len(gold) == len(frame)

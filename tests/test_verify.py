@@ -20,8 +20,9 @@ from blurbflow.data.prepare import prepare_task
 from blurbflow.identity import cell_identity, data_checksums, stale_manifests
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
-from blurbflow.results.aggregate import aggregate
+from blurbflow.options import InputOptions
 from blurbflow.record.verify import rescore_test, verify_result
+from blurbflow.results.aggregate import aggregate
 from blurbflow.tasks import get_task
 from blurbflow.train import checkpoint
 from blurbflow.train.cell import train_cell
@@ -75,7 +76,7 @@ def project(tmp_path_factory):
         get_task("gad"),
         data,
         load_tokenizer(str(root / MODEL)),
-        64,
+        InputOptions(max_length=64),
         root / "resources/tokenized/tiny/gad/L64",
     )
     return {"root": root, "stats": stats}
@@ -133,7 +134,7 @@ def test_identity_is_content_not_paths(project, finished, tmp_path, monkeypatch)
     moved = tmp_path / "moved"
     assert (
         cell_identity(
-            {**options, "model_source": str(moved / MODEL)}, moved / encoded, moved / data
+            options.replace(model_source=str(moved / MODEL)), moved / encoded, moved / data
         )
         == identity
     )
@@ -175,12 +176,12 @@ def test_a_checkpoint_of_another_model_is_discarded(clone, monkeypatch, capsys):
     other = {**identity, "model": {"commit": None, "sha256": "0" * 64}}
     cell = Path(JOB, "seed1")
     key = json.dumps(
-        {"options": {**options, "seed": 1}, "identity": other},
+        {"options": options.with_seed(1).to_dict(), "identity": other},
         sort_keys=True,
         separators=(",", ":"),
     )
     torch.save({"options": key}, cell / checkpoint.CHECKPOINT)
-    result = train_cell({**options, "seed": 1}, encoded, data, cell / "result.json")
+    result = train_cell(options.with_seed(1), encoded, data, cell / "result.json")
     assert "discarded, written for other model content" in capsys.readouterr().out
     assert result["status"] == "ok" and not (cell / checkpoint.CHECKPOINT).exists()
 
@@ -243,7 +244,7 @@ def test_aggregation_rejects_each_fault_and_the_workflow_requeues_its_job(clone,
 def test_the_verifier_accepts_a_finished_cell_and_rescoring_reproduces_its_test(finished):
     path = finished / JOB / "seed2/result.json"
     result = json.loads(path.read_text())
-    cell_options = {**job_args(finished)[0], "seed": 2}
+    cell_options = job_args(finished)[0].with_seed(2)
     assert verify_result(path, result, cell_options, result["identity"]) is None
     assert rescore_test(path.parent / "predictions.parquet", "gad") == pytest.approx(result["test"])
     assert "no identity recorded" in verify_result(

@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from blurbflow.config import input_key
+from blurbflow.options import CellOptions
 from blurbflow.train.cell import train_cell
 
 from workflow_helpers import copy_workflow, snakemake, snakemake_process
@@ -147,9 +148,10 @@ def test_sigterm_checkpoints_and_the_rerun_resumes_to_the_uninterrupted_result(
     resumed = runs["final"]["results"][("pubmedqa", 2)]
     assert resumed["status"] == "ok" and not runs["final"]["checkpoints"]
 
-    workdir, options = runs["workdir"], resumed["options"]
+    workdir, options = runs["workdir"], CellOptions.from_dict(resumed["options"])
     monkeypatch.chdir(workdir)  # the model path in the options is relative to the workflow
-    encoded = Path("resources/tokenized/tiny-biobert/pubmedqa") / input_key("pubmedqa", options)
+    key = input_key("pubmedqa", options.inputs)
+    encoded = Path("resources/tokenized/tiny-biobert/pubmedqa") / key
     plain = train_cell(options, encoded, Path("resources/data/pubmedqa"), tmp_path / "result.json")
     assert comparable(plain) == comparable(resumed)
     theirs = pd.read_parquet(cell_dir(workdir, "pubmedqa", 2) / "predictions.parquet")
