@@ -1,4 +1,5 @@
 # Rule finetune (workflow/rules/finetune.smk): the seeds of one (model, task, recipe, hparams).
+from blurbflow.options import CellOptions
 from blurbflow.steps import finetune, run_rule
 from blurbflow.tasks import register_tasks
 
@@ -6,7 +7,7 @@ register_tasks(snakemake.config)  # the config's own tasks (`tasks:`), for this 
 run_rule(
     snakemake.log[0],
     finetune,
-    options=snakemake.params.job["options"],
+    options=CellOptions.from_dict(snakemake.params.job["options"], where="params.job.options"),
     seeds=snakemake.params.job["seeds"],
     encoded=snakemake.input.encoded,
     data=snakemake.params.job["data"],
