@@ -61,7 +61,7 @@ def test_final_recipe_runs_once_in_selected_with_its_setting_unknown():
         "layerwise_lr_decay": None,
     }
     assert options.epochs == 3  # the searches' largest budget: the job's resource bound
-    assert options.hparams_from == ["search", "deep"] and options.select == "last"
+    assert options.hparams_from == ("search", "deep") and options.select == "last"
     assert options.selection_file == "results/selection/m/biosses/final.json"
     assert len(cells) == 2 * (4 + 1 + 1)
     searches = search_jobs(cell_jobs(cells))

@@ -165,7 +165,7 @@ class CellOptions:
     cased: bool = _optional()
     add_prefix_space: bool = _optional()
     trust_remote_code: bool = _optional()
-    hparams_from: list[str] = _optional()  # the searches a final model takes its setting from
+    hparams_from: tuple[str, ...] = _optional()  # the searches a final model's setting is from
     hparams_task: str = _optional()  # a cross-validation fold: its tune fold
     selection_file: str = _optional()
     selected_from: str = _optional()  # recipe/hparams the selection chose (set by the job)
@@ -173,6 +173,10 @@ class CellOptions:
     keep_weights: bool = _optional()  # a source of init_from saves its weights
 
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
+
+    def __post_init__(self):
+        if isinstance(self.hparams_from, list):  # a tuple, so that options hash
+            object.__setattr__(self, "hparams_from", tuple(self.hparams_from))
 
     # -- the serialised form ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -186,6 +190,8 @@ class CellOptions:
                 out.update(dataclasses.asdict(value))
             elif f.name == "init_from":
                 out["init_from"] = value.to_dict()
+            elif f.name == "hparams_from":
+                out["hparams_from"] = list(value)  # as the config and result.json write it
             else:
                 out[f.name] = value
         return out
@@ -204,11 +210,11 @@ class CellOptions:
             raise ConfigError(f"{where}: no max_length")
         inputs = InputOptions(**{k: given[k] for k in cls.INPUT_KEYS if k in given})
         fields_ = {k: v for k, v in given.items() if k not in cls.INPUT_KEYS}
-        if isinstance(fields_.get("init_from"), dict):
-            fields_["init_from"] = InitFrom(**fields_["init_from"])
         try:
+            if isinstance(fields_.get("init_from"), dict):
+                fields_["init_from"] = InitFrom(**fields_["init_from"])
             return cls(inputs=inputs, **fields_)
-        except TypeError as error:  # a required key missing
+        except TypeError as error:  # a required key missing, or an unknown init_from key
             raise ConfigError(f"{where}: {error}") from None
 
     # -- derived values -----------------------------------------------------------------------
@@ -236,8 +242,9 @@ class CellOptions:
 
     @property
     def cell_id(self) -> str:
-        """model/task/recipe/hparams/seedN, for logs."""
-        return f"{self.model}/{self.task}/{self.recipe}/{self.hparams}/seed{self.seed}"
+        """model/task/recipe/hparams/seedN (a job's options: without the seed), for logs."""
+        job = f"{self.model}/{self.task}/{self.recipe}/{self.hparams}"
+        return job if self.seed is UNSET else f"{job}/seed{self.seed}"
 
     def replace(self, **changes) -> CellOptions:
         return dataclasses.replace(self, **changes)

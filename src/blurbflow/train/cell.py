@@ -1,6 +1,6 @@
 """One cell: fine-tune (model, task, recipe, hparams, seed), evaluate dev and test after every
 epoch (or every `eval_every_steps` steps), select the evaluation (`best_dev` or `last`) and write
-write result.json + predictions.parquet.
+result.json + predictions.parquet.
 
 `train_cell` is setup (inputs, model, checkpoint) → fit (train/fit.py) → finish (select the epoch,
 write the result). The options are one typed object (blurbflow.options.CellOptions), recorded
