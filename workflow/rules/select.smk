@@ -21,7 +21,8 @@ rule select_hparams:
             {"job": job.path, "options": dict(sorted(job.options.to_dict().items())), "seeds": list(job.seeds)}
             for job in SEARCHES[SELECTION.format(**w)]
         ],
-        recipes=lambda w: FINALS[SELECTION.format(**w)].options.hparams_from,
+        # a list, as recorded since the first run (a tuple's repr would re-run every selection)
+        recipes=lambda w: list(FINALS[SELECTION.format(**w)].options.hparams_from),
     priority: BEFORE_FINETUNE
     log:
         "results/logs/selection/{model}/{task}/{recipe}.log",
