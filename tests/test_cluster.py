@@ -7,9 +7,10 @@ import yaml
 
 from blurbflow.cluster import SHORT_GROUP, cell_resources, estimated_minutes, submission_group
 
+from model_helpers import make_options
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
-BASE = {"task": "jnlpba", "epochs": 20, "max_length": 512}
+BASE = make_options(task="jnlpba", epochs=20, max_length=512)
 
 
 def test_large_models_get_more_memory_and_time():
@@ -21,21 +22,21 @@ def test_large_models_get_more_memory_and_time():
 def test_runtime_scales_with_attempt_and_has_a_floor():
     first, second = cell_resources(BASE, "base", 1), cell_resources(BASE, "base", 2)
     assert second["runtime"] == 2 * first["runtime"]
-    small_task = {"task": "biosses", "epochs": 30, "max_length": 512}
+    small_task = make_options(task="biosses", epochs=30, max_length=512)
     assert cell_resources(small_task, "base")["runtime"] == 15
 
 
 def test_subsample_shortens_and_overrides_apply():
-    subsampled = cell_resources({**BASE, "task": "chemprot", "train_subsample": 100}, "base")
-    assert subsampled["runtime"] < cell_resources({**BASE, "task": "chemprot"}, "base")["runtime"]
+    subsampled = cell_resources(BASE.replace(task="chemprot", train_subsample=100), "base")
+    assert subsampled["runtime"] < cell_resources(BASE.replace(task="chemprot"), "base")["runtime"]
     custom = cell_resources(BASE, "base", overrides={"base": [16, 48000, 0.6]})
     assert custom["cpus_per_task"] == 16 and custom["mem_mb"] == 48000
 
 
 def test_the_priority_is_the_estimate_below_the_floor_so_short_jobs_keep_their_order():
     # both under the 15-minute floor: equal limits, but the longer one still starts first
-    hoc = {"task": "hoc", "epochs": 12, "max_length": 512}
-    biosses = {"task": "biosses", "epochs": 20, "max_length": 512}
+    hoc = make_options(task="hoc", epochs=12, max_length=512)
+    biosses = make_options(task="biosses", epochs=20, max_length=512)
     limits = [cell_resources(o, "tiny", seeds=2)["runtime"] for o in (hoc, biosses)]
     assert limits == [15, 15]
     assert estimated_minutes(hoc, "tiny", seeds=2) > estimated_minutes(biosses, "tiny", seeds=2)
@@ -48,11 +49,17 @@ def test_unknown_size_is_named():
 
 
 def test_short_jobs_after_a_selection_or_another_cells_weights_submit_alone():
-    search = {"task": "euadr-fold1", "model": "m", "recipe": "r"}  # 284 training instances
+    search = make_options(task="euadr-fold1", model="m", recipe="r")  # 284 training instances
     assert submission_group(search) == SHORT_GROUP
-    assert submission_group({**search, "task": "euadr-fold2", "hparams_from": "r"}) is None
-    assert submission_group({**search, "init_from": {"task": "squad2"}}) is None
-    assert submission_group({**search, "task": "chemprot"}) is None  # not short
+    final = search.replace(task="euadr-fold2", hparams_from=("r",), selection_file="s.json")
+    assert submission_group(final) is None
+    chosen = search.replace(hparams_models=("bert",), selection_file="reference.json")
+    assert submission_group(chosen) is None  # after its reference models' choice
+    started = make_options(
+        task="euadr-fold1", init_from={"task": "squad2", "recipe": "q", "hparams": "h"}
+    )
+    assert submission_group(started) is None
+    assert submission_group(search.replace(task="chemprot")) is None  # not short
 
 
 @pytest.mark.slow  # runs snakemake

@@ -267,8 +267,10 @@ def test_dataset_format_reads_splits_through_datasets(tmp_path, monkeypatch):
 def test_runtime_estimate_comes_from_the_prepared_data(own_tasks, tmp_path):
     from blurbflow.cluster import UNKNOWN_INSTANCES, cell_resources, is_short, train_instances
 
+    from model_helpers import make_options
+
     register_tasks(own_tasks)
-    options = {"task": "mytriage", "epochs": 100, "max_length": 256}
+    options = make_options(task="mytriage", epochs=100, max_length=256)
     assert train_instances("mytriage") == UNKNOWN_INSTANCES and not is_short(options)
     guess = cell_resources(options, "large")["runtime"]
     prepare_task("mytriage", tmp_path, tmp_path / "resources/data/mytriage")

@@ -150,13 +150,14 @@ def test_fault_plans_match_cells_by_pattern():
 
 
 def test_short_jobs_are_the_small_tasks_and_low_resource_subsets():
-    assert is_short({"task": "biosses"}) and is_short({"task": "pubmedqa"})
-    assert is_short({"task": "chemprot", "train_subsample": 500})
-    assert not is_short({"task": "chemprot"}) and not is_short({"task": "jnlpba"})
+    assert is_short(make_options(task="biosses")) and is_short(make_options(task="pubmedqa"))
+    assert is_short(make_options(task="chemprot", train_subsample=500))
+    assert not is_short(make_options(task="chemprot"))
+    assert not is_short(make_options(task="jnlpba"))
 
 
 def test_a_job_asks_time_for_all_its_seeds():
-    options = {"task": "jnlpba", "epochs": 20, "max_length": 512}
+    options = make_options(task="jnlpba", epochs=20, max_length=512)
     one = cell_resources(options, "base", seeds=1)["runtime"]
     five = cell_resources(options, "base", seeds=5)["runtime"]
     assert five > 4 * one - 10

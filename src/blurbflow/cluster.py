@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
 
 # model size -> (cpus, mem_mb, minutes per 1,000 training instances per epoch)
@@ -40,24 +41,26 @@ def size_row(size: str, overrides: dict | None = None) -> tuple[int, int, float]
     return table[size]
 
 
-def estimated_minutes(options: dict, size: str, overrides: dict | None = None, seeds: int = 1):
+def estimated_minutes(
+    options: CellOptions, size: str, overrides: dict | None = None, seeds: int = 1
+) -> float:
     """A job's expected minutes: its time limit before the floor, the cap and `attempt`, and
     its scheduling priority (longest first, so that cores or GPUs do not wait on a long job
     started last)."""
     return _minutes(options, size_row(size, overrides)[2], seeds)
 
 
-def _minutes(options: dict, per_thousand: float, seeds: int) -> float:
-    instances = options.get("train_subsample") or train_instances(options["task"])
-    length_factor = options.get("max_length", 512) / 256
+def _minutes(options: CellOptions, per_thousand: float, seeds: int) -> float:
+    instances = options.train_subsample or train_instances(options.task)
+    length_factor = options.max_length / 256
     per_seed = (
-        SEED_OVERHEAD_MINUTES + options["epochs"] * instances / 1000 * per_thousand * length_factor
+        SEED_OVERHEAD_MINUTES + options.epochs * instances / 1000 * per_thousand * length_factor
     )
     return JOB_OVERHEAD_MINUTES + seeds * per_seed
 
 
 def cell_resources(
-    options: dict,
+    options: CellOptions,
     size: str,
     attempt: int = 1,
     overrides: dict | None = None,
@@ -89,18 +92,18 @@ def train_instances(task: str, data_root: str = "resources/data") -> int:
         return UNKNOWN_INSTANCES
 
 
-def is_short(options: dict) -> bool:
+def is_short(options: CellOptions) -> bool:
     """Small tasks (BIOSSES, the QA tasks) and low-resource subsets: minutes per seed even on
     large models."""
-    instances = options.get("train_subsample") or train_instances(options["task"])
+    instances = options.train_subsample or train_instances(options.task)
     return instances <= SHORT_SUBSAMPLE
 
 
-def submission_group(options: dict) -> str | None:
+def submission_group(options: CellOptions) -> str | None:
     """`short-cells` for a short job that waits on no other fine-tuning job. A job after a
     hyperparameter selection (`hparams_from`) or another cell's weights (`init_from`) submits
     alone: with its sources in the same group (search → selection → final model), the group
     would wait on itself, which Snakemake refuses."""
-    if options.get("hparams_from") or options.get("init_from"):
+    if options.selection_file or options.init_from:
         return None
     return SHORT_GROUP if is_short(options) else None

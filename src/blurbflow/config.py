@@ -29,7 +29,9 @@ from blurbflow.options import CellOptions, InitFrom, InputOptions
 from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
 from blurbflow.study_plan import (
     check_study_selection,
+    chosen_on_reference,
     evaluation_options,
+    reference_options,
     runs_on,
     study_seeds,
     task_runs,
@@ -157,6 +159,7 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
         if resolve_recipe(config, name).get("hparams_from"):
             check_hparams_from(config, name, resolve_recipe)
     cells: dict[str, Cell] = {}
+    whole_grids = _whole_grids(config)
     for name, study in config.get("studies", {}).items():
         if studies is not None and name not in studies:
             continue
@@ -168,10 +171,19 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
             # a cross-validated task runs its tune fold's grid, then each other fold once
             for run, tune in task_runs(study, task):
                 points = grid_points(resolve_recipe(config, recipe))
-                for lr, bs, axes in points[:1] if tune else points:
+                # Gu et al.: models besides the reference ones train only the point those chose
+                # (unless another study trains their whole grid anyway)
+                on_reference = (
+                    not tune
+                    and (model, run, recipe) not in whole_grids
+                    and chosen_on_reference(study, model, task, recipe, len(points))
+                )
+                for lr, bs, axes in points[:1] if tune or on_reference else points:
                     options = cell_options(config, model, run, recipe, lr, bs, axes)
                     if tune:
                         options = evaluation_options(options, tune)
+                    if on_reference:
+                        options = reference_options(options, study["reference_models"])
                     for seed in study_seeds(study, task):
                         cell = Cell(
                             model, run, recipe, options.hparams, seed, options.with_seed(seed)
@@ -186,6 +198,23 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
         check_sources_run(cells, config.get("studies", {}))
     # sources of `init_from` keep their weights (a subset: those it runs)
     return link_cells(cells, config.get("studies", {}), studies is None, _keeping_weights)
+
+
+def _whole_grids(config: dict) -> set[tuple[str, str, str]]:
+    """(model, task, recipe) whose whole grid some study trains (not on reference models)."""
+    found = set()
+    points = {name: len(grid_points(resolve_recipe(config, name))) for name in config["recipes"]}
+    for study in config.get("studies", {}).values():
+        for model, task, recipe in itertools.product(
+            study["models"], study["tasks"], study["recipes"]
+        ):
+            if runs_on(study, recipe, model, task) and not chosen_on_reference(
+                study, model, task, recipe, points[recipe]
+            ):
+                found.update(
+                    (model, run, recipe) for run, tune in task_runs(study, task) if not tune
+                )
+    return found
 
 
 def _keeping_weights(cell: Cell) -> Cell:

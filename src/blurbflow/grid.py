@@ -73,6 +73,19 @@ def selection_file(model: str, task: str, recipe: str) -> str:
     return f"results/selection/{model}/{task}/{recipe}.json"
 
 
+# A study's `reference_models` (Gu et al. 2021): only they train the recipe's grid; every other
+# model trains the point they chose on dev, in the hparams folder `on-{models joined by +}`.
+REFERENCE_PREFIX = "on-"
+
+
+def reference_name(models) -> str:
+    return REFERENCE_PREFIX + "+".join(models)
+
+
+def reference_file(models, task: str, recipe: str) -> str:
+    return f"results/selection/reference/{'+'.join(models)}/{task}/{recipe}.json"
+
+
 def check_hparams_from(config: dict, name: str, resolve) -> None:
     """A `hparams_from` recipe names other recipes without `hparams_from`, whose options are
     its own but for what the search selects (OWN_KEYS): the final model is the searched recipe
@@ -130,7 +143,17 @@ def search_jobs(jobs: dict) -> dict[str, list]:
             if path not in paths:  # the folds of one tune fold share its selection
                 paths.append(path)
             found.setdefault(path, [])
+    for job in jobs.values():  # a reference selection: the reference models' grid jobs
+        if job.options.hparams_models:
+            path = job.options.selection_file
+            found.setdefault(path, [])
+            for model in job.options.hparams_models:
+                paths = wanted.setdefault((model, job.task, job.recipe), [])
+                if path not in paths:  # every other model of the study shares it
+                    paths.append(path)
     for job in jobs.values():
+        if job.options.hparams_models:
+            continue
         for path in wanted.get((job.model, job.task, job.recipe), []):
             found[path].append(job)
     return found
@@ -142,7 +165,7 @@ def with_selection(
     """A final cell's options with what its selection file chose (others: unchanged). The
     file is missing before the search ran: an error naming the fix, or with `missing_ok` the
     options as the config gives them (aggregation of a failed run)."""
-    if not options.hparams_from:
+    if not options.selection_file:
         return options
     path = Path(root, options.selection_file)
     try:
@@ -152,12 +175,16 @@ def with_selection(
         if missing_ok:
             return options
         raise FileNotFoundError(
-            f"{path}: no hyperparameter selection for this {', '.join(options.hparams_from)} "
-            "search yet; run the `select_hparams` step (snakemake does) after the search"
+            f"{path}: no hyperparameter selection for this "
+            f"{', '.join(options.hparams_from or options.hparams_models)} search yet; run the "
+            f"`{'select_reference' if options.hparams_models else 'select_hparams'}` step "
+            "(snakemake does) after the search"
         ) from None
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path}: not a selection file ({error}); delete it") from None
-    if not isinstance(chosen, dict) or set(chosen) != set(SELECTED_KEYS):
+    # a search hands over its epoch count too; reference models only the grid point
+    expected = GRID_KEYS if options.hparams_models else SELECTED_KEYS
+    if not isinstance(chosen, dict) or set(chosen) != set(expected):
         found = sorted(chosen) if isinstance(chosen, dict) else chosen
-        raise ValueError(f"{path}: options {found}, expected {list(SELECTED_KEYS)}")
+        raise ValueError(f"{path}: options {found}, expected {list(expected)}")
     return options.replace(**chosen, selected_from=f"{source['recipe']}/{source['hparams']}")

@@ -166,6 +166,7 @@ class CellOptions:
     add_prefix_space: bool = _optional()
     trust_remote_code: bool = _optional()
     hparams_from: tuple[str, ...] = _optional()  # the searches a final model's setting is from
+    hparams_models: tuple[str, ...] = _optional()  # reference models that chose the point
     hparams_task: str = _optional()  # a cross-validation fold: its tune fold
     selection_file: str = _optional()
     selected_from: str = _optional()  # recipe/hparams the selection chose (set by the job)
@@ -175,8 +176,9 @@ class CellOptions:
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
 
     def __post_init__(self):
-        if isinstance(self.hparams_from, list):  # a tuple, so that options hash
-            object.__setattr__(self, "hparams_from", tuple(self.hparams_from))
+        for name in ("hparams_from", "hparams_models"):  # tuples, so that options hash
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
     # -- the serialised form ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -190,8 +192,8 @@ class CellOptions:
                 out.update(dataclasses.asdict(value))
             elif f.name == "init_from":
                 out["init_from"] = value.to_dict()
-            elif f.name == "hparams_from":
-                out["hparams_from"] = list(value)  # as the config and result.json write it
+            elif f.name in ("hparams_from", "hparams_models"):
+                out[f.name] = list(value)  # as the config and result.json write them
             else:
                 out[f.name] = value
         return out

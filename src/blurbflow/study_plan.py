@@ -135,6 +135,31 @@ def evaluation_options(options: CellOptions, tune_task: str) -> CellOptions:
     return evaluation
 
 
+def chosen_on_reference(study: dict, model: str, task: str, recipe: str, points: int) -> bool:
+    """Whether the model trains only the grid point the study's `reference_models` chose: a
+    model not among them, a recipe with a grid, and some reference model that runs it."""
+    reference = study.get("reference_models") or []
+    return (
+        points > 1
+        and bool(reference)
+        and model not in reference
+        and any(runs_on(study, recipe, r, task) for r in reference)
+    )
+
+
+def reference_options(options: CellOptions, reference: list[str]) -> CellOptions:
+    """A model's options at the point its study's reference models choose on dev (the grid
+    keys set by that selection, blurbflow.grid.with_selection), in the folder `on-…`."""
+    from blurbflow.grid import GRID_KEYS, reference_file, reference_name
+
+    return options.replace(
+        **dict.fromkeys(GRID_KEYS),
+        hparams=reference_name(reference),
+        hparams_models=tuple(reference),
+        selection_file=reference_file(reference, options.task, options.recipe),
+    )
+
+
 def _recipe_key(config: dict, recipe: str, key: str):
     """A recipe's `key` through its `extends` chain, then `defaults` (None when unset)."""
     recipes, seen = config.get("recipes") or {}, set()

@@ -167,9 +167,9 @@ def cell_resource(name):
 
     @job_function
     def resource(wildcards, attempt):
-        job, options, size = job_options(wildcards)
+        job, _, size = job_options(wildcards)
         return cell_resources(
-            options, size, attempt, RESOURCE_TABLE, seeds=len(job.seeds), max_runtime=MAX_MINUTES
+            job.options, size, attempt, RESOURCE_TABLE, seeds=len(job.seeds), max_runtime=MAX_MINUTES
         )[name]
 
     return resource
@@ -185,14 +185,14 @@ BEFORE_FINETUNE = 10**9
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""
-    job, options, size = job_options(wildcards)
-    return estimated_minutes(options, size, RESOURCE_TABLE, seeds=len(job.seeds))
+    job, _, size = job_options(wildcards)
+    return estimated_minutes(job.options, size, RESOURCE_TABLE, seeds=len(job.seeds))
 
 
 @job_function
 def cell_group(wildcards):
     """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
-    return submission_group(job_options(wildcards)[1])
+    return submission_group(job_options(wildcards)[0].options)
 
 
 def model_source(model):
@@ -278,7 +278,7 @@ def finetune_inputs(wildcards):
     job = job_of(wildcards)
     recheck(job)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
-    if job.options.selection_file:  # `hparams_from`: the search's choice (select.smk)
+    if job.options.selection_file:  # `hparams_from` or reference models' choice (select.smk)
         inputs["selection"] = job.options.selection_file
     if job.options.init_from:  # the source job whose weights it starts from
         inputs["init_from"] = f"{source_job(job.options)}/seeds.json"

@@ -6,7 +6,7 @@
 from blurbflow.grid import search_jobs
 
 SEARCHES = search_jobs(JOBS)  # selection file -> the search's jobs
-FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.hparams_from}
+FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.selection_file}
 SELECTION = "results/selection/{model}/{task}/{recipe}.json"
 
 
@@ -31,3 +31,32 @@ rule select_hparams:
         BLURBFLOW_ENV
     script:
         "../scripts/select_hparams.py"
+
+
+# A study's `reference_models` (Gu et al.): its other models train only the grid point those
+# models chose on dev, one job per (model, task, recipe) that waits on this file.
+REFERENCE = "results/selection/reference/{models}/{task}/{recipe}.json"
+
+
+rule select_reference:
+    input:
+        lambda w: [f"{job.path}/seeds.json" for job in SEARCHES[REFERENCE.format(**w)]],
+    output:
+        REFERENCE,
+    params:
+        # the reference models' grid as configured: a changed grid or seed list chooses again
+        sources=lambda w: [
+            {"job": job.path, "options": dict(sorted(job.options.to_dict().items())), "seeds": list(job.seeds)}
+            for job in SEARCHES[REFERENCE.format(**w)]
+        ],
+        models=lambda w: list(FINALS[REFERENCE.format(**w)].options.hparams_models),
+    wildcard_constraints:
+        models=r"[A-Za-z0-9][A-Za-z0-9._-]*(\+[A-Za-z0-9][A-Za-z0-9._-]*)*",
+    priority: BEFORE_FINETUNE
+    log:
+        "results/logs/selection/reference/{models}/{task}/{recipe}.log",
+    localrule: True
+    conda:
+        BLURBFLOW_ENV
+    script:
+        "../scripts/select_reference.py"

@@ -22,7 +22,7 @@ import statistics
 
 import pandas as pd
 
-from blurbflow.grid import SELECTED_KEYS
+from blurbflow.grid import GRID_KEYS, SELECTED_KEYS
 from blurbflow.io import write_json_atomic
 from blurbflow.options import CellOptions
 from blurbflow.results.aggregate import (
@@ -32,7 +32,7 @@ from blurbflow.results.aggregate import (
     normalise_types,
     best_grid_points,
 )
-from blurbflow.results.choices import choose_recipes
+from blurbflow.results.choices import choose_recipes, select_on_reference
 
 
 def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataFrame:
@@ -86,6 +86,44 @@ def select_for_final(sources: list[dict], recipes: list[str], out: str | os.Path
             f"{recipe}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds, "
             f"best epochs {epochs}"
         )
+    print(f"{len(cells) - len(ok)} of {len(cells)} cells not ok")
+    print(json.dumps(selection, indent=2))
+    write_json_atomic(out, selection)
+    return selection
+
+
+def choose_on_reference(cells: pd.DataFrame, reference: list[str]) -> dict:
+    """The grid point a study's reference models chose on dev (blurbflow.results.choices, as
+    the study's table chooses it): `from` (recipe, hparams, models) and the grid `options`."""
+    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
+    if ok.empty:
+        where = "/".join(str(cells[k].iloc[0]) for k in ("task", "recipe")) if len(cells) else "?"
+        raise ValueError(
+            f"{where}: no finished cell of the reference models {', '.join(reference)} to "
+            f"choose a grid point from ({len(cells)} cells, none ok); see their jobs' logs"
+        )
+    chosen = select_on_reference(cells, reference)
+    chosen = chosen[(chosen["status"] == "ok") & chosen["dev"].notna()]
+    first = chosen.iloc[0]
+    options = json.loads(first["options"])
+    return {
+        "from": {
+            "recipe": str(first["recipe"]),
+            "hparams": str(first["hparams"]),
+            "models": list(reference),
+        },
+        "options": {key: options.get(key) for key in GRID_KEYS},
+    }
+
+
+def select_for_models(sources: list[dict], reference: list[str], out: str | os.PathLike) -> dict:
+    """The `select_reference` step: the point the reference models chose, for every other
+    model of the study (written like `select_for_final`'s file)."""
+    cells = search_cells(sources)
+    selection = choose_on_reference(cells, reference)
+    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
+    for (model, hparams), part in ok.groupby(["model", "hparams"]):
+        print(f"{model}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds")
     print(f"{len(cells) - len(ok)} of {len(cells)} cells not ok")
     print(json.dumps(selection, indent=2))
     write_json_atomic(out, selection)

@@ -17,6 +17,7 @@ from blurbflow.results.choices import (
     select_on_reference,
 )
 from blurbflow.results.folds import fold_rows, shown_tasks
+from blurbflow.grid import REFERENCE_PREFIX, reference_name
 from blurbflow.results.layout import DIMS
 from blurbflow.study_plan import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
@@ -44,6 +45,11 @@ def in_study(cells: pd.DataFrame, study: dict) -> pd.Series:
         & cells["recipe"].isin(run_recipes(study))
         & scope_mask(cells.assign(task=shown), study)
     )
+    # a model trained at its reference models' choice belongs to the studies of those models
+    if "hparams" in cells:
+        chosen = cells["hparams"].astype(str).str.startswith(REFERENCE_PREFIX)
+        own = cells["hparams"] == reference_name(study.get("reference_models") or [])
+        keep &= ~chosen | own
     seeds = study.get("seeds")
     if isinstance(seeds, dict):
         allowed = pd.Series(False, index=cells.index)
