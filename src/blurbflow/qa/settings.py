@@ -16,14 +16,15 @@ DEFAULTS = {
 WINDOW_KEYS = ("doc_stride", "max_question_length")  # these change the encoded input
 
 
-def span_settings(options: dict, max_length: int) -> dict:
-    """Every setting of a span task with `options` (TaskSpec.options) over the defaults."""
+def span_settings(task_options: dict, max_length: int) -> dict:
+    """Every setting of a span task: its entry's `task_options` (TaskSpec.options, not a
+    cell's options) over the defaults."""
     quarter = max(1, int(max_length) // 4)
     settings = {
         **DEFAULTS,
         "doc_stride": min(128, quarter),
         "max_question_length": min(64, quarter),
-        **{k: v for k, v in (options or {}).items() if k in (*DEFAULTS, *WINDOW_KEYS)},
+        **{k: v for k, v in (task_options or {}).items() if k in (*DEFAULTS, *WINDOW_KEYS)},
     }
     if str(settings["version"]) not in ("1.1", "2.0"):
         raise ValueError(f"SQuAD version {settings['version']!r}: use '1.1' or '2.0'")
