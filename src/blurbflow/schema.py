@@ -46,4 +46,10 @@ def check_values(config: dict, schema: dict) -> None:
     node = error.parent.schema if error.parent is not None else error.schema
     expected = node.get("description") or error.schema.get("description")
     hint = f"; expected {expected}" if expected else ""
+    if isinstance(error.instance, bool) and error.validator == "type":
+        # YAML 1.1 reads yes/no/on/off/true/false unquoted as booleans
+        hint += (
+            f"; YAML read an unquoted word as the boolean {str(error.instance).lower()}: if you "
+            "meant a word such as no, yes, on or off, quote it (\"no\")"
+        )
     raise ConfigError(f"{path}: {error.message}{hint}")
