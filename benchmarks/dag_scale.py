@@ -12,6 +12,8 @@ environment unchanged (PATH decides whether SLURM's clients are found). `--workd
 built folder, so a second call (e.g. with SLURM clients on PATH) times without rebuilding.
 
     .venv/bin/python benchmarks/dag_scale.py [--recipe tinn-llrd] [--repeat 3] [--workdir DIR]
+
+`--smoke`: the same steps, once each, on config.yaml cut to a few jobs (`smoke_config`).
 """
 
 from __future__ import annotations
@@ -100,6 +102,19 @@ def run_rule(log, step, **kwargs):
 """
 
 
+def smoke_config(config: dict) -> dict:
+    """config.yaml cut to 3 fine-tuning jobs: Tinn Table 4 on PubMedBERT and BIOSSES, recipes
+    tinn-improved and tinn-llrd (2 jobs: its decay factors), 2 seeds; the standard recipe's
+    lr x batch-size grid (which every recipe here extends) cut to one point."""
+    config = copy.deepcopy(config)
+    config["recipes"]["standard"].update(lr=3e-5, batch_size=32)
+    study = config["studies"]["tinn-table4"]
+    study.update(models=["pubmedbert"], tasks=["biosses"], seeds=2)
+    study["recipes"] = ["tinn-improved", "tinn-llrd"]
+    config["studies"] = {"tinn-table4": study}
+    return config
+
+
 def snakemake(workdir: Path, *args: str, stand_in: Path | None = None) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": str(stand_in)} if stand_in else None
     start = time.perf_counter()
@@ -122,9 +137,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", type=Path, help="keep (or reuse) the built workflow here")
     parser.add_argument("--up-to-date-only", action="store_true", help="skip the edited config")
+    parser.add_argument("--smoke", action="store_true", help="a 3-job config, one repeat")
     args = parser.parse_args()
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
+    if args.smoke:
+        config, args.repeat = smoke_config(config), 1
     cells = expand_cells(config)
     jobs = cell_jobs(cells)
     edited = copy.deepcopy(config)
@@ -134,8 +152,8 @@ def main() -> None:
     changed_jobs = {path for path, job in jobs.items() if job.options != after[path].options}
     changed_cells = sum(len(jobs[path].seeds) for path in changed_jobs)
     print(
-        f"default config: {len(cells)} cells in {len(jobs)} fine-tuning jobs; recipe "
-        f"{args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs"
+        f"{'smoke' if args.smoke else 'default'} config: {len(cells)} cells in {len(jobs)} "
+        f"fine-tuning jobs; recipe {args.recipe}: {changed_cells} cells in {len(changed_jobs)} jobs"
     )
 
     with contextlib.ExitStack() as stack:
@@ -143,6 +161,8 @@ def main() -> None:
         workdir, stand_in = root / "wf", root / "stand-in"
         if not (workdir / "results/report.html").exists():
             copy_workflow(workdir)
+            if args.smoke:
+                (workdir / "config.yaml").write_text(yaml.safe_dump(config))
             (stand_in / "blurbflow").mkdir(parents=True, exist_ok=True)
             real = str(Path(blurbflow.__file__).parent)
             (stand_in / "blurbflow/__init__.py").write_text(STAND_IN_INIT.format(real=real))

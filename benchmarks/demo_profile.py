@@ -16,6 +16,12 @@ seconds too) rather than whole-demo repeats:
     .venv/bin/python benchmarks/demo_profile.py WORKDIR --profile cell --task pubmedqa
     .venv/bin/python benchmarks/demo_profile.py WORKDIR --profile report
 
+`--smoke` makes its own tiny finished run in a scratch folder and reads it: Snakemake runs a
+stand-in workflow (a rule per step; each demo job's seeds.json touched, its cells' result.json
+written beforehand as benchmarks/aggregate.py writes them, seconds and all; `aggregate` the real
+load_cells and write_cells) for config/demo.yaml's 20 cells; then the tables above and
+`--profile report`.
+
 To check that a change leaves results alone, re-run the cells against the same resources/:
 rebuilding the demo model gives another vocabulary (tokenizers' WordPiece trainer is not
 deterministic, huggingface/tokenizers#1794), hence other numbers, whatever the change.
@@ -29,8 +35,11 @@ import cProfile
 import json
 import os
 import pstats
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -155,6 +164,71 @@ def profile(workdir: Path, stage: str, task: str, out: Path, epochs: int | None 
     pstats.Stats(str(out)).sort_stats("cumulative").print_stats(40)
 
 
+# The stand-in workflow of --smoke: the demo's job folders (jobs.json), a real Snakemake run.
+SMOKE_SNAKEFILE = """
+import json
+from pathlib import Path
+from blurbflow.results.aggregate import load_cells, write_cells
+
+JOBS = json.loads(Path("jobs.json").read_text())  # job folder -> its task and result.json files
+
+rule all:
+    input: "results/cells.parquet"
+
+rule prepare:
+    output: "resources/data/{task}/stats.json"
+    shell: "echo '{{}}' > {output}"
+
+rule finetune:
+    input: lambda w: f"resources/data/{JOBS[w.job]['task']}/stats.json"
+    output: "{job}/seeds.json"
+    wildcard_constraints: job="results/cells/.+"
+    shell: "touch {output}"
+
+rule aggregate:
+    input: [f"{job}/seeds.json" for job in JOBS]
+    output: "results/cells.parquet"
+    run:
+        paths = [Path(path) for job in JOBS.values() for path in job["results"]]
+        write_cells(load_cells(paths), Path(output[0]))
+"""
+
+
+def smoke_run(workdir: Path) -> Path:
+    """A tiny finished demo in `workdir` (see the module's --smoke)."""
+    import random
+
+    import yaml
+    from aggregate import synthetic_result  # benchmarks/aggregate.py
+
+    from blurbflow.config import expand_cells
+
+    repo = Path(__file__).resolve().parents[1]
+    (workdir / "config").mkdir(parents=True)
+    shutil.copy(repo / "config" / "demo.yaml", workdir / "config" / "demo.yaml")
+    config = yaml.safe_load((workdir / "config" / "demo.yaml").read_text())
+    jobs: dict[str, dict] = {}
+    rng = random.Random(0)
+    for cell in expand_cells(config).values():
+        path = workdir / cell.path / "result.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(synthetic_result(cell, rng)))
+        job = jobs.setdefault(str(Path(cell.path).parent), {"task": cell.task, "results": []})
+        job["results"].append(str(path))
+    (workdir / "jobs.json").write_text(json.dumps(jobs))
+    (workdir / "Snakefile").write_text(SMOKE_SNAKEFILE)
+    snakemake = Path(sys.executable).parent / "snakemake"
+    run = subprocess.run(
+        [str(snakemake), "--cores", "2", "--quiet", "all"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode != 0:
+        raise SystemExit(f"the --smoke workflow failed:\n{run.stderr[-3000:]}")
+    return workdir
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("workdir", nargs="?", default=".")
@@ -162,7 +236,16 @@ def main() -> None:
     parser.add_argument("--task", default="pubmedqa")
     parser.add_argument("--out", default="/tmp/demo_profile.prof")
     parser.add_argument("--epochs", type=int, help="profile the cell with fewer epochs")
+    parser.add_argument("--smoke", action="store_true", help="a tiny finished run of its own")
     args = parser.parse_args()
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="blurbflow-demo-profile-") as tmp:
+            workdir = smoke_run(Path(tmp))
+            jobs = rule_jobs(workdir)
+            print_rules(jobs)
+            print_cells(workdir, jobs)
+            profile(workdir, "report", args.task, workdir / "report.prof")
+        return
     workdir = Path(args.workdir).resolve()
     if args.profile:
         profile(workdir, args.profile, args.task, Path(args.out), args.epochs)

@@ -14,6 +14,9 @@ a stand-in that records the time, so both sides stop at the same point; the real
 and work after it are the same for both.
 
     .venv/bin/python benchmarks/startup.py --entry [--repeats 10]
+
+`--smoke` (with or without `--entry`): one repeat; the cells on the task's generated data and a
+tiny BERT built in a scratch folder.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from blurbflow.options import CellOptions, InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train.encode import encode_task
 
-from common import REPO, minilm_path, parser, prepared
+from common import REPO, minilm_path, parser, prepared, smoke_data, tiny_model
 
 # Runs in a fresh interpreter: time imports, then the cell until its first optimizer step.
 CELL = r"""
@@ -185,10 +188,21 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--entry", action="store_true", help="time the rule's entry point only")
     args = p.parse_args()
+    if args.smoke:
+        args.repeats = 1
     if args.entry:
         return entry(args.repeats)
-    spec, model = get_task(args.task), minilm_path()
-    data = prepared(args.task, args.mirror)
+    with tempfile.TemporaryDirectory() as tmp:
+        cells(args, Path(tmp))
+
+
+def cells(args, tmp: Path) -> None:
+    """Time the cached and the re-tokenizing cell, each in fresh processes; `tmp`: scratch."""
+    spec = get_task(args.task)
+    if args.smoke:
+        data, model = smoke_data(args.task, tmp), tiny_model(tmp, [args.task])
+    else:
+        data, model = prepared(args.task, args.mirror), minilm_path()
     options = CellOptions(
         model="minilm",
         model_source=model,
@@ -202,17 +216,14 @@ def main() -> None:
         seed=1,
         code_version="bench",
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        cached = Path(tmp) / "cached"
-        encode_task(spec, data, load_tokenizer(model), options.inputs, cached)
-        results = {"cached (blurbflow)": [], "re-tokenizing baseline": []}
-        for _ in range(args.repeats):
-            results["cached (blurbflow)"].append(
-                run(options, cached, data, Path(tmp) / "a/r.json", False)
-            )
-            results["re-tokenizing baseline"].append(
-                run(options, Path(tmp) / "fresh", data, Path(tmp) / "b/r.json", True)
-            )
+    cached = tmp / "cached"
+    encode_task(spec, data, load_tokenizer(model), options.inputs, cached)
+    results = {"cached (blurbflow)": [], "re-tokenizing baseline": []}
+    for _ in range(args.repeats):
+        results["cached (blurbflow)"].append(run(options, cached, data, tmp / "a/r.json", False))
+        results["re-tokenizing baseline"].append(
+            run(options, tmp / "fresh", data, tmp / "b/r.json", True)
+        )
     medians = {
         name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         for name, runs in results.items()

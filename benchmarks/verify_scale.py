@@ -9,6 +9,7 @@
    over config.yaml's cells per task.
 
     .venv/bin/python benchmarks/verify_scale.py [--repeat 3]
+    .venv/bin/python benchmarks/verify_scale.py --smoke  # 156 cells, generated test sets
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ from blurbflow.record.verify import rescore_test  # noqa: E402
 from blurbflow.tasks import get_task  # noqa: E402
 from blurbflow.train.predict import gold_labels  # noqa: E402
 
-from common import MIRRORED_TASKS, REPO, prepared  # noqa: E402
+from common import MIRRORED_TASKS, REPO, prepared, smoke_data  # noqa: E402
+
+
+def smoke_config(config: dict) -> dict:
+    """config.yaml cut to Gu Table 6 on BERT and BioBERT, one seed: every BLURB task, 156 cells
+    in 156 jobs (the grid of 6 points)."""
+    study = {**config["studies"]["gu-table6"], "models": ["bert", "biobert"], "seeds": 1}
+    return {**config, "studies": {"gu-table6": study}}
 
 
 def manifest_tree(root: Path, config: dict) -> list[str]:
@@ -75,9 +83,9 @@ def time_stat_check(config: dict, repeat: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def predictions_file(task: str, folder: Path) -> Path:
+def predictions_file(task: str, folder: Path, data: Path) -> Path:
     """predictions.parquet as train_cell writes it: dev + test, gold and a noisy prediction."""
-    spec, data, rng = get_task(task), prepared(task), random.Random(0)
+    spec, rng = get_task(task), random.Random(0)
     rows = []
     for split in ("dev", "test"):
         frame = pd.read_parquet(data / f"{split}.parquet")
@@ -91,16 +99,18 @@ def predictions_file(task: str, folder: Path) -> Path:
     return path
 
 
-def time_verification(config: dict, repeat: int) -> None:
+def time_verification(config: dict, repeat: int, smoke: bool = False) -> None:
+    """`smoke`: on the generated test sets (common.smoke_data) rather than the real ones."""
     per_task = Counter(cell.task for cell in expand_cells(config).values())
     folder = Path(tempfile.mkdtemp(prefix="blurbflow-verify-"))
     total_digest = total_rescore = 0.0
     try:
         for task in sorted(per_task):
-            if task not in MIRRORED_TASKS:
+            if task not in MIRRORED_TASKS and not smoke:  # (every task is generated)
                 print(f"{task:>12}: no mirrored files; counted as the slowest task")
                 continue
-            path = predictions_file(task, folder)
+            data = smoke_data(task, folder / "smoke") if smoke else prepared(task)
+            path = predictions_file(task, folder, data)
             digest, rescore = [], []
             for _ in range(repeat):
                 digests._DIGESTS.clear()  # the per-process cache of file digests
@@ -122,7 +132,8 @@ def time_verification(config: dict, repeat: int) -> None:
     cells = sum(per_task.values())
     print(
         f"{cells} cells: sha256 of every predictions file {total_digest:.1f} s, "
-        f"re-scoring every cell {total_rescore:.1f} s (mirrored tasks)"
+        f"re-scoring every cell {total_rescore:.1f} s ({'generated' if smoke else 'mirrored'} "
+        "tasks)"
     )
 
 
@@ -130,11 +141,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-rescore", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="156 cells, generated data, once")
     args = parser.parse_args()
     config = yaml.safe_load((REPO / "config.yaml").read_text())
+    if args.smoke:
+        config, args.repeat = smoke_config(config), 1
     time_stat_check(config, args.repeat)
     if not args.skip_rescore:
-        time_verification(config, args.repeat)
+        time_verification(config, args.repeat, args.smoke)
 
 
 if __name__ == "__main__":

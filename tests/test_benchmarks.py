@@ -1,0 +1,58 @@
+"""Every benchmark's `--smoke` mode (tiny sizes, generated data, a tiny BERT: seconds) runs as the
+full one does and prints its table, so a change that breaks a benchmark fails here; a new
+benchmark without a smoke test fails too. Each runs in a fresh interpreter with its scratch
+files under the test's tmp_path (TMPDIR), never in the repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = REPO / "benchmarks"
+HELPERS = {"common.py"}  # imported by the benchmarks, no benchmark itself
+
+# (script, arguments after --smoke, a pattern its output must match: a table header or figure)
+SMOKE = [
+    ("aggregate.py", [], r"aggregation \+ tables \+ report of 1488 cells: \d+\.\d s"),
+    ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
+    ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
+    ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
+    ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){7}\| worst overlap ratio"),
+    ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
+    ("startup.py", [], r"first optimizer step, after imports\s+cached\s+\d+\.\d+"),
+    ("startup.py", ["--entry"], r"script: \(after\)\s+\d+\.\d+ s"),
+    ("throughput.py", [], r"HF Trainer \(group_by_length\)\s+\d+\.\d s/epoch"),
+    ("verify_scale.py", [], r"stat check: 156 manifests[\s\S]+156 cells: sha256 of every"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "extra", "expected"),
+    SMOKE,
+    ids=[script + "".join(a for a in extra if a == "--entry") for script, extra, _ in SMOKE],
+)
+def test_benchmark_smoke(script, extra, expected, tmp_path):
+    args = [arg.format(tmp=tmp_path) for arg in extra]
+    run = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--smoke", *args],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-5000:]
+    assert re.search(expected, run.stdout), run.stdout[-5000:]
+
+
+def test_every_benchmark_has_a_smoke_test():
+    scripts = {path.name for path in BENCHMARKS.glob("*.py")} - HELPERS
+    assert scripts == {script for script, _, _ in SMOKE}
