@@ -22,6 +22,7 @@ include: "workflow/rules/finetune.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/plan.smk"  # `snakemake plan`: what is left to run, in GPU-hours
 
 
 rule all:

@@ -41,6 +41,7 @@ PLAN = {
     "make test-fast": Plan("skip", "a part of the test suite itself"),
     "make lint": Plan("skip", "CI's .ci/run runs it before the tests"),
     ".venv/bin/snakemake prefetch": Plan("dry", "downloads hub weights"),
+    ".venv/bin/snakemake plan": Plan("dry", "tests/test_plan.py runs it on a copied workflow"),
     ".venv/bin/snakemake all": Plan("dry", "trains every cell of config.yaml"),
     ".venv/bin/snakemake --configfile my.yaml -n all": Plan("run"),
     ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),

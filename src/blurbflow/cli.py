@@ -156,6 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--config-hash", required=True)
             p.add_argument("--out", required=True)
 
+    p = sub.add_parser("plan", help="cells, jobs, GPU-hours and queue entries still to run")
+    p.add_argument(
+        "--configfile",
+        "--config",
+        dest="config_json",
+        default="config.yaml",
+        help=CONFIG_HELP + " (default: config.yaml)",
+    )
+    p.add_argument("--root", default=".", help="the workflow folder whose results/ are read")
+    p.add_argument("--profile", help="SLURM profile (default: {root}/slurm/profile.yaml)")
+    p.set_defaults(func=steps.plan)
+
     p = sub.add_parser("report-after-failure", help="tables and report of a failed run")
     p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
     p.add_argument("--config-hash", required=True)

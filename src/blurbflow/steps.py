@@ -176,6 +176,21 @@ def report_after_failure(
     print(frame["status"].value_counts().to_string())
 
 
+def plan(config: dict, root: str = ".", profile: str | None = None) -> dict:
+    """What is still to run under `root` and what it costs: cells, jobs, GPU-hours and SLURM
+    queue entries per study, per model and in total (blurbflow.plan), printed; changes
+    nothing. `profile`: the SLURM profile whose `group-components` packs short jobs
+    (default: {root}/slurm/profile.yaml)."""
+    from blurbflow.plan.estimate import plan_config
+    from blurbflow.plan.text import format_plan
+    from blurbflow.tasks import register_tasks
+
+    register_tasks(config)  # the config's own tasks (their `size` counts)
+    found = plan_config(config, root, profile)
+    print(format_plan(found))
+    return found
+
+
 def call(name: str, step, **kwargs) -> int:
     """Run a step; its exit status as the scheduler should see it, errors on stderr."""
     try:

@@ -1,0 +1,192 @@
+"""The plan: for every job still to run, its seeds × seconds per seed (blurbflow.plan.calibrate)
+as device-hours (a fine-tuning job holds one GPU; cells calibrated on a CPU count CPU-hours and
+say so), summed per study, per model and in total, with the SLURM submissions they make: jobs
+of group `short-cells` (blurbflow.cluster.submission_group) go `group-components` to a
+submission (slurm/profile.yaml), every other job alone."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+
+import yaml
+
+from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
+from blurbflow.cluster import train_instances as task_instances
+from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.plan.calibrate import Calibration, work
+from blurbflow.plan.remaining import Scan, scan
+
+PROFILE = "slurm/profile.yaml"
+
+
+def group_components(profile: str) -> dict[str, int]:
+    """`group-components` of a Snakemake profile (`[short-cells=4]`) as {group: jobs}; {} when
+    the file is absent."""
+    try:
+        with open(profile) as handle:
+            given = (yaml.safe_load(handle) or {}).get("group-components") or []
+    except FileNotFoundError:
+        return {}
+    if isinstance(given, dict):
+        return {str(k): int(v) for k, v in given.items()}
+    entries = [given] if isinstance(given, str) else given
+    pairs = (str(entry).split("=", 1) for entry in entries)
+    return {name.strip(): int(count) for name, count in pairs}
+
+
+def queue_entries(groups: list[str | None], components: dict[str, int]) -> dict:
+    """SLURM submissions of jobs with these groups: a group's jobs `components` at a time."""
+    counts: dict[str | None, int] = defaultdict(int)
+    for group in groups:
+        counts[group] += 1
+    alone = counts.pop(None, 0)
+    packed = {g: math.ceil(n / max(1, components.get(g, 1))) for g, n in counts.items()}
+    return {
+        "entries": alone + sum(packed.values()),
+        "alone": alone,
+        "grouped": dict(counts),
+        "submissions": packed,
+        "components": {g: components.get(g, 1) for g in counts},
+    }
+
+
+def prepared_instances(task: str, data_root: str) -> int:
+    """The training-set size of the prepared data (stats.json), else blurbflow.cluster's
+    (the task entry's `size`, or a guess): the prepared data is what the cells will train on
+    (the demo's generated sets are smaller than the real ones)."""
+    try:
+        with open(os.path.join(data_root, task, "stats.json")) as handle:
+            return int(json.load(handle)["splits"]["train"]["instances"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return task_instances(task, data_root)
+
+
+def job_work(job: CellJob, found: Scan, data_root: str) -> float:
+    """One seed's work (an upper bound when the recipe stops early): its training instances
+    as the task's finished cells saw them, else as prepared_instances."""
+    options = job.options
+    key = (job.task, options.train_subsample, options.train_on)
+    instances = found.instances.get(key)
+    if instances is None:
+        instances = prepared_instances(job.task, data_root)
+        if options.train_subsample:
+            instances = min(instances, options.train_subsample)
+    return work(options.epochs or 0, instances, options.max_length)
+
+
+def plan_config(config: dict, root: str = ".", profile: str | None = None) -> dict:
+    """The plan of a config (its user tasks registered) whose results are under `root`."""
+    jobs = cell_jobs(expand_cells(config))
+    sizes = {name: spec.get("size", "base") for name, spec in config["models"].items()}
+    found = scan(jobs, sizes, root)
+    calibration = Calibration(found.samples, config.get("resources"))
+    data_root = os.path.join(root, "resources", "data")
+    running = {}
+    for path, state in found.states.items():
+        if not state.runs:
+            continue
+        job = jobs[path]
+        seconds, rate, factor = calibration.seed_seconds(
+            job.model, job.task, sizes[job.model], job_work(job, found, data_root)
+        )
+        running[path] = {
+            "model": job.model,
+            "task": job.task,
+            "seeds": list(state.seeds),
+            "seed_seconds": seconds,
+            "hours": seconds * len(state.seeds) / 3600,
+            "device": rate.device,
+            "cells": rate.cells,  # finished cells behind its rate; 0: the table's
+            "factor": list(factor),  # [factor, cells, level] or []
+            "group": submission_group(job.options),
+        }
+    profile = profile or os.path.join(root, PROFILE)
+    components = group_components(profile)
+    queue = queue_entries([job["group"] for job in running.values()], components)
+    queue.update(profile=profile, profile_found=os.path.isfile(profile))
+    return {
+        "cells": sum(len(job.seeds) for job in jobs.values()),
+        "jobs": len(jobs),
+        "remaining": _summary(running.values(), set(running)) | {"queue": queue},
+        "studies": _studies(config, running),
+        "models": _models(running, jobs, sizes, calibration),
+        "calibration": _calibration(calibration),
+        "running": running,
+    }
+
+
+def _summary(entries, paths: set[str]) -> dict:
+    by_device: dict[str, float] = defaultdict(float)
+    cells = 0
+    for entry in entries:
+        by_device[entry["device"]] += entry["hours"]
+        cells += len(entry["seeds"])
+    return {
+        "cells": cells,
+        "jobs": len(paths),
+        "hours": sum(by_device.values()),
+        "hours_by_device": dict(by_device),
+        "startup_hours": len(paths) * JOB_OVERHEAD_MINUTES / 60,
+        "checking_jobs": sum(1 for entry in entries if not entry["seeds"]),
+    }
+
+
+def _studies(config: dict, running: dict) -> dict:
+    """Each study's share: its own seeds of the jobs still to run (a job several studies share
+    is in each of their lines, once in the total)."""
+    owned = {name: cell_jobs(expand_cells(config, [name])) for name in config.get("studies", {})}
+    owners: dict[str, int] = defaultdict(int)
+    for mine in owned.values():
+        for path in mine:
+            owners[path] += 1
+    studies = {}
+    for name, mine in owned.items():
+        entries = []
+        for path, job in mine.items():
+            if path in running:
+                entry, seeds = running[path], set(job.seeds)
+                kept = [s for s in entry["seeds"] if s in seeds]
+                entries.append(
+                    {**entry, "seeds": kept, "hours": entry["seed_seconds"] * len(kept) / 3600}
+                )
+        studies[name] = _summary(entries, {p for p in mine if p in running}) | {
+            "total_cells": sum(len(job.seeds) for job in mine.values()),
+            "total_jobs": len(mine),
+            "shared_jobs": sum(1 for p in mine if p in running and owners[p] > 1),
+        }
+    return studies
+
+
+def _models(running: dict, jobs: dict, sizes: dict, calibration: Calibration) -> dict:
+    models = {}
+    for model in sorted({job.model for job in jobs.values()}):
+        mine = {p: e for p, e in running.items() if e["model"] == model}
+        rate = calibration.rate(sizes[model])
+        models[model] = _summary(mine.values(), set(mine)) | {
+            "size": sizes[model],
+            "device": rate.device,
+            "rate_cells": rate.cells,
+            "rate_source": rate.source,
+            "factored_jobs": sum(1 for e in mine.values() if e["factor"]),
+        }
+    return models
+
+
+def _calibration(calibration: Calibration) -> dict:
+    factors = []
+    for key, (factor, cells) in calibration.factors.items():
+        device, *model, task = key
+        factors.append({"device": device, "model": model[0] if model else None, "task": task})
+        factors[-1].update(factor=factor, cells=cells)
+    return {
+        "cells": calibration.samples,
+        "fits": [
+            {"size": size, "device": device, "a": r.a, "b": r.b, "cells": r.cells}
+            | {"chosen": calibration.device.get(size) == device}
+            for (size, device), r in sorted(calibration.fits.items())
+        ],
+        "factors": factors,
+    }

@@ -1,0 +1,95 @@
+"""What a run would still train, read cheaply (no hashing unless a stale manifest's file
+changed mtime, no verification of predictions): a job runs when its manifest `seeds.json` is
+missing or stale (blurbflow.identity.stale_manifests), when its seeds differ from those the
+manifest records, or when a seed still has to train; a seed trains unless its result.json is
+finished (status ok or diverged) with exactly the options the config gives that seed (after
+the job's `hparams_from` selection, when there is one) and, if its manifest is stale, its
+files still match the manifest's records. A job whose every seed is kept still runs (and
+submits), training nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from blurbflow.config import CellJob
+from blurbflow.grid import with_selection
+from blurbflow.identity import record_matches, stale_manifests
+from blurbflow.options import CellOptions, options_json
+from blurbflow.plan.calibrate import Sample, sample_of
+from blurbflow.record.schema import FINISHED
+
+
+@dataclass(frozen=True)
+class JobState:
+    seeds: tuple[int, ...]  # the seeds that will train
+    runs: bool  # the job runs (and is submitted), even when it trains no seed
+
+
+@dataclass
+class Scan:
+    states: dict[str, JobState]  # job folder -> what it still does
+    samples: list[Sample]  # every ok result's timing, for the calibration
+    instances: dict[tuple, int]  # (task, train_subsample, train_on) -> training instances seen
+
+
+def read_json(path: str) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            found = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def selected(options: CellOptions, root: str) -> CellOptions:
+    """A final job's options with its search's choice, once made (else as configured)."""
+    try:
+        return with_selection(options, root, missing_ok=True)
+    except (ValueError, KeyError, TypeError):
+        return options  # an unreadable selection: the selection step writes it again
+
+
+def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Scan:
+    """Every job's state, and the timings of its finished cells. `sizes`: model -> size."""
+    manifests = {path: os.path.join(root, path, "seeds.json") for path in jobs}
+    missing: list[str] = []
+    stale = set(stale_manifests(list(manifests.values()), missing))
+    absent = set(missing)
+    states, samples, instances = {}, [], {}
+    for path, job in jobs.items():
+        manifest = manifests[path]
+        recorded = {} if manifest in absent else (read_json(manifest) or {}).get("files") or {}
+        expected = selected(job.options, root).to_dict()
+        todo = []
+        for seed in job.seeds:
+            folder = os.path.join(root, path, f"seed{seed}")
+            result = read_json(os.path.join(folder, "result.json"))
+            if result is None:
+                todo.append(seed)
+                continue
+            sample = sample_of(result, path, job.model, job.task, sizes[job.model])
+            if sample is not None:
+                samples.append(sample)
+                options = result["options"]
+                key = (job.task, options.get("train_subsample"), options.get("train_on"))
+                instances.setdefault(key, int(result["train_instances"]))
+            finished = result.get("status") in FINISHED and isinstance(result.get("options"), dict)
+            if not finished or options_json(result["options"]) != options_json(
+                {**expected, "seed": seed}
+            ):
+                todo.append(seed)
+            elif manifest in stale and not _files_match(folder, recorded.get(str(seed))):
+                todo.append(seed)
+        runs = bool(todo) or manifest in stale or manifest in absent
+        runs = runs or set(recorded) != {str(seed) for seed in job.seeds}
+        states[path] = JobState(tuple(todo), runs)
+    return Scan(states, samples, instances)
+
+
+def _files_match(folder: str, records) -> bool:
+    """Whether a seed's files are still those its (stale) manifest recorded."""
+    if not isinstance(records, dict) or not records:
+        return True  # not recorded: the job's run decides; the result's own check passed
+    return all(record_matches(os.path.join(folder, name), r) for name, r in records.items())

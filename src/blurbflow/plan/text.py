@@ -1,0 +1,116 @@
+"""The plan as the plain text `snakemake plan` prints."""
+
+from __future__ import annotations
+
+from blurbflow.cluster import JOB_OVERHEAD_MINUTES
+from blurbflow.plan.calibrate import MIN_CELLS, TABLE_DEVICE
+
+
+def hours_label(device: str) -> str:
+    if device == TABLE_DEVICE:
+        return "GPU-hours (table figures)"
+    if device == "cpu":
+        return "CPU-hours (calibrated on cpu)"
+    return f"GPU-hours on {device} (calibrated)"
+
+
+def _hours(by_device: dict[str, float]) -> str:
+    if not by_device:
+        return "0.0 device-hours"
+    return " + ".join(f"{h:,.1f} {hours_label(d)}" for d, h in sorted(by_device.items()))
+
+
+def _rates(calibration: dict) -> list[str]:
+    if not calibration["cells"]:
+        return [
+            "Rates: no finished cell yet, every figure is the table's (blurbflow.cluster.SIZES,"
+            " rough GPU figures; the config's `resources` overrides it)."
+        ]
+    lines = [f"Rates calibrated from {calibration['cells']:,} finished cells (ok result.json):"]
+    for fit in calibration["fits"]:
+        chosen = " (the plan's device for this size)" if fit["chosen"] else ""
+        lines.append(
+            f"  {fit['size']} on {fit['device']}: {fit['a']:.1f} s per seed + {fit['b']:.2f} s"
+            f" per unit of work (epochs × 1,000 instances × max_length/256),"
+            f" from {fit['cells']:,} cells{chosen}"
+        )
+    tasks = sorted(
+        (f for f in calibration["factors"] if f["model"] is None), key=lambda f: f["task"]
+    )
+    pairs = sum(1 for f in calibration["factors"] if f["model"] is not None)
+    if tasks:
+        shown = ", ".join(f"{f['task']} ×{f['factor']:.2f} ({f['cells']})" for f in tasks[:8])
+        more = f" and {len(tasks) - 8} more" if len(tasks) > 8 else ""
+        lines.append(
+            f"  task factors on the work term (tasks with ≥ {MIN_CELLS} finished cells):"
+            f" {shown}{more}; {pairs} model-task pairs have their own"
+        )
+    lines.append(
+        "  A size without finished cells takes the most-calibrated size's fit × the table's ratio"
+        " of the two sizes."
+    )
+    return lines
+
+
+def format_plan(plan: dict) -> str:
+    left = plan["remaining"]
+    queue = left["queue"]
+    lines = [
+        f"Plan: {plan['cells']:,} cells in {plan['jobs']:,} fine-tuning jobs;"
+        f" still to run: {left['cells']:,} cells in {left['jobs']:,} jobs.",
+        *_rates(plan["calibration"]),
+        "",
+        f"{'study':<24} {'cells left':>10} {'jobs left':>9} {'device-h':>10}  of cells / jobs",
+    ]
+    for name, s in plan["studies"].items():
+        shared = f"  ({s['shared_jobs']:,} jobs shared)" if s["shared_jobs"] else ""
+        lines.append(
+            f"{name:<24} {s['cells']:>10,} {s['jobs']:>9,} {s['hours']:>10,.1f}"
+            f"  {s['total_cells']:,} / {s['total_jobs']:,}{shared}"
+        )
+    if any(s["shared_jobs"] for s in plan["studies"].values()):
+        lines.append(
+            "Jobs shared by several studies are in each of their lines; the total counts them once."
+        )
+    lines += [
+        "",
+        f"{'model':<22} {'size':<6} {'cells':>7} {'jobs':>6} {'device-h':>10}  rate",
+    ]
+    for name, m in plan["models"].items():
+        if m["rate_cells"]:
+            rate = f"{m['device']}, fit of {m['rate_cells']:,} cells"
+            if m["rate_source"] != "fit":
+                rate = f"{m['device']}, {m['rate_source']} ({m['rate_cells']:,} cells)"
+            if m["factored_jobs"]:
+                rate += f"; task factor for {m['factored_jobs']:,} of {m['jobs']:,} jobs"
+        else:
+            rate = TABLE_DEVICE
+        lines.append(
+            f"{name:<22} {m['size']:<6} {m['cells']:>7,} {m['jobs']:>6,} {m['hours']:>10,.1f}"
+            f"  {rate}"
+        )
+    checking = (
+        f" ({left['checking_jobs']:,} of them train no seed: they re-run to re-check the seeds"
+        " they keep)"
+        if left["checking_jobs"]
+        else ""
+    )
+    lines += [
+        "",
+        f"Total still to run: {left['cells']:,} cells in {left['jobs']:,} jobs{checking},"
+        f" {_hours(left['hours_by_device'])}",
+        f"  plus each job's start-up (imports, model load; not timed by result.json):"
+        f" {left['jobs']:,} × {JOB_OVERHEAD_MINUTES} min = {left['startup_hours']:,.1f} h"
+        " at most (table allowance)",
+        f"Queue: {queue['entries']:,} SLURM submissions of fine-tuning jobs: "
+        + ", ".join(
+            [
+                f"{queue['grouped'][g]:,} {g} jobs, {queue['components'][g]} to a submission,"
+                f" in {queue['submissions'][g]:,}"
+                for g in sorted(queue["grouped"])
+            ]
+            + [f"{queue['alone']:,} alone"]
+        )
+        + ("" if queue["profile_found"] else f" (no {queue['profile']}: every job alone)"),
+    ]
+    return "\n".join(lines)

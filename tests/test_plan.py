@@ -1,0 +1,280 @@
+"""`snakemake plan` (blurbflow.plan): what is still to run, in GPU-hours and SLURM queue
+entries. Unit tests on a synthetic finished run written into tmp_path (result.json files whose
+wall_seconds follow a known a + b·work, and their job manifests); the slow tests run the rule
+on a copied workflow and on the finished demo."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blurbflow import cli
+from blurbflow.cluster import JOB_OVERHEAD_MINUTES, estimated_minutes
+from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.identity import seed_records
+from blurbflow.plan.calibrate import TABLE_DEVICE, Calibration, Sample, fit_line, work
+from blurbflow.plan.estimate import plan_config, queue_entries
+
+from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
+
+GPU = "NVIDIA H100 80GB HBM3"
+TRUE = {"base": (30.0, 12.0), "large": (60.0, 36.0)}  # seconds per seed, per unit of work
+CONFIG = {
+    "code_version": "1",
+    "models": {
+        "m-base": {"path": "resources/models/m-base", "size": "base"},
+        "m-large": {"path": "resources/models/m-large", "size": "large"},
+    },
+    "defaults": {"batch_size": 16},
+    "recipes": {
+        "short": {"lr": [1e-3, 5e-4], "epochs": {"default": 2, "biosses": 10}},
+        "long": {"extends": "short", "epochs": {"default": 6, "biosses": 30}},
+    },
+    "studies": {
+        "both": {
+            "models": ["m-base", "m-large"],
+            "tasks": ["gad", "biosses"],
+            "recipes": ["short", "long"],
+            "seeds": 3,
+        },
+        "base-gad": {"models": ["m-base"], "tasks": ["gad"], "recipes": ["short"], "seeds": 3},
+    },
+}
+
+
+def config() -> dict:
+    return json.loads(json.dumps(CONFIG))
+
+
+def finish(root: Path, conf: dict, noise: float = 0.02, seed: int = 0) -> dict:
+    """Every cell of `conf` finished under `root`: result.json (wall_seconds = a + b·work,
+    ± noise), predictions.parquet, and each job's manifest. Returns the jobs."""
+    rng = random.Random(seed)
+    jobs = cell_jobs(expand_cells(conf))
+    for job in jobs.values():
+        a, b = TRUE[conf["models"][job.model]["size"]]
+        instances = {"gad": 4261, "biosses": 64}[job.task]
+        for seed_ in job.seeds:
+            options = job.options.with_seed(seed_)
+            units = work(options.epochs, instances, options.max_length)
+            folder = root / job.path / f"seed{seed_}"
+            folder.mkdir(parents=True)
+            (folder / "predictions.parquet").write_bytes(b"not read by the plan")
+            result = {
+                "status": "ok",
+                "options": options.to_dict(),
+                "wall_seconds": (a + b * units) * rng.uniform(1 - noise, 1 + noise),
+                "train_instances": instances,
+                "epochs": [{"epoch": e} for e in range(1, options.epochs + 1)],
+                "device": GPU,
+            }
+            (folder / "result.json").write_text(json.dumps(result))
+        manifest = {
+            "seeds": dict.fromkeys(map(str, job.seeds), "ok"),
+            "files": seed_records(root / job.path, job.seeds),
+        }
+        (root / job.path / "seeds.json").write_text(json.dumps(manifest))
+    return jobs
+
+
+def fits(plan: dict) -> dict[str, dict]:
+    return {fit["size"]: fit for fit in plan["calibration"]["fits"]}
+
+
+def test_calibration_recovers_a_and_b(tmp_path):
+    finish(tmp_path, config())
+    plan = plan_config(config(), str(tmp_path))
+    assert plan["calibration"]["cells"] == 48
+    for size, (a, b) in TRUE.items():
+        fit = fits(plan)[size]
+        assert fit["device"] == GPU and fit["cells"] == 24
+        assert fit["a"] == pytest.approx(a, rel=0.1), (size, fit)
+        assert fit["b"] == pytest.approx(b, rel=0.1), (size, fit)
+    for factor in plan["calibration"]["factors"]:  # the data follow the line: no task is odd
+        assert factor["factor"] == pytest.approx(1.0, rel=0.1), factor
+
+
+def test_a_finished_run_has_nothing_left(tmp_path):
+    finish(tmp_path, config())
+    plan = plan_config(config(), str(tmp_path))
+    left = plan["remaining"]
+    assert (left["cells"], left["jobs"], left["hours"], left["queue"]["entries"]) == (0, 0, 0, 0)
+    assert all(s["jobs"] == 0 and s["hours"] == 0 for s in plan["studies"].values())
+    assert plan["cells"] == 48 and plan["jobs"] == 16
+
+
+def test_a_job_missing_one_seed_counts_that_seed(tmp_path):
+    jobs = finish(tmp_path, config())
+    path = "results/cells/m-large/gad/long/lr0.0005-bs16"
+    (tmp_path / path / "seed2" / "result.json").unlink()
+    plan = plan_config(config(), str(tmp_path))
+    assert plan["remaining"]["cells"] == 1 and plan["remaining"]["jobs"] == 1
+    entry = plan["running"][path]
+    assert entry["seeds"] == [2] and entry["device"] == GPU
+    options = jobs[path].options
+    expected = TRUE["large"][0] + TRUE["large"][1] * work(options.epochs, 4261, 128)
+    assert entry["seed_seconds"] == pytest.approx(expected, rel=0.1)
+    assert plan["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] / 3600)
+    assert plan["models"]["m-large"]["cells"] == 1 and plan["models"]["m-base"]["cells"] == 0
+
+
+def test_seeds_with_other_options_a_failure_or_changed_files_count(tmp_path):
+    finish(tmp_path, config())
+    base = tmp_path / "results/cells/m-base/gad/short/lr0.001-bs16"
+    result = json.loads((base / "seed1/result.json").read_text())
+    (base / "seed1/result.json").write_text(json.dumps({**result, "status": "failed"}))
+    result = json.loads((base / "seed2/result.json").read_text())
+    result["options"]["warmup_ratio"] = 0.2  # trained with another option
+    (base / "seed2/result.json").write_text(json.dumps(result))
+    other = tmp_path / "results/cells/m-base/biosses/long/lr0.001-bs16"
+    (other / "seed3/predictions.parquet").write_bytes(b"changed since the job finished")
+    plan = plan_config(config(), str(tmp_path))
+    running = {path: entry["seeds"] for path, entry in plan["running"].items()}
+    assert running == {
+        str(base.relative_to(tmp_path)): [1, 2],
+        str(other.relative_to(tmp_path)): [3],
+    }
+
+
+def test_an_added_seed_trains_alone(tmp_path):
+    finish(tmp_path, config())
+    more = config()
+    more["studies"]["both"]["seeds"] = 4
+    plan = plan_config(more, str(tmp_path))
+    assert plan["remaining"]["jobs"] == 16 and plan["remaining"]["cells"] == 16
+    assert {tuple(entry["seeds"]) for entry in plan["running"].values()} == {(4,)}
+    # the study that keeps three seeds shares two of those jobs but none of their work
+    assert plan["studies"]["base-gad"]["cells"] == 0 and plan["studies"]["base-gad"]["jobs"] == 2
+
+
+def test_totals_per_study_and_model_add_up(tmp_path):
+    finish(tmp_path, config())
+    for path in ("m-base/gad/short/lr0.001-bs16/seed1", "m-large/biosses/long/lr0.0005-bs16/seed3"):
+        (tmp_path / "results/cells" / path / "result.json").unlink()
+    plan = plan_config(config(), str(tmp_path))
+    left, models, studies = plan["remaining"], plan["models"], plan["studies"]
+    assert left["cells"] == 2 and left["jobs"] == 2
+    assert sum(m["hours"] for m in models.values()) == pytest.approx(left["hours"])
+    assert sum(m["jobs"] for m in models.values()) == left["jobs"]
+    assert sum(m["cells"] for m in models.values()) == left["cells"]
+    # the shared job (m-base gad short) is in both studies' lines, once in the total
+    assert studies["both"]["jobs"] == 2 and studies["base-gad"]["jobs"] == 1
+    assert studies["both"]["shared_jobs"] == 1 and studies["base-gad"]["shared_jobs"] == 1
+    assert studies["both"]["hours"] == pytest.approx(left["hours"])
+    assert (studies["both"]["total_jobs"], studies["base-gad"]["total_jobs"]) == (16, 2)
+
+
+def test_nothing_run_takes_the_table(tmp_path):
+    plan = plan_config(config(), str(tmp_path))
+    assert plan["remaining"]["cells"] == 48 and plan["calibration"]["cells"] == 0
+    assert set(plan["remaining"]["hours_by_device"]) == {TABLE_DEVICE}
+    jobs = cell_jobs(expand_cells(config()))
+    for path, entry in plan["running"].items():  # blurbflow.cluster's estimate, start-up apart
+        job = jobs[path]
+        size = CONFIG["models"][job.model]["size"]
+        minutes = estimated_minutes(job.options, size, seeds=3) - JOB_OVERHEAD_MINUTES
+        assert entry["hours"] == pytest.approx(minutes / 60), path
+
+
+def test_queue_entries_pack_short_jobs_n_at_a_time(tmp_path):
+    profile = tmp_path / "slurm" / "profile.yaml"
+    profile.parent.mkdir()
+    profile.write_text(yaml.safe_dump({"group-components": ["short-cells=3"]}))
+    plan = plan_config(config(), str(tmp_path))
+    queue = plan["remaining"]["queue"]
+    # biosses (64 training instances) is short: 2 models × 2 recipes × 2 lrs = 8 jobs -> 3
+    assert queue["grouped"] == {"short-cells": 8} and queue["submissions"] == {"short-cells": 3}
+    assert queue["alone"] == 8 and queue["entries"] == 11
+    assert queue_entries([None, "g", "g", "g", "g", "g"], {"g": 4})["entries"] == 1 + 2
+    assert queue_entries(["g", "h"], {})["entries"] == 2  # no profile: every job alone
+
+
+def test_fit_line_keeps_a_and_b_non_negative():
+    xs = [1.0, 2.0, 3.0, 4.0]
+    assert fit_line(xs, [10 + 2 * x for x in xs], (1, 1)) == pytest.approx((10, 2))
+    a, b = fit_line(xs, [5 * x - 3 for x in xs], (1, 1))  # a < 0 unconstrained
+    assert a == 0 and b > 0
+    a, b = fit_line(xs, [20 - x for x in xs], (1, 1))  # b < 0 unconstrained
+    assert b == 0 and a == pytest.approx(17.5)
+    # one distinct work: the split of a and b is the prior's, scaled to the mean
+    assert fit_line([2.0, 2.0], [12.0, 12.0], (2.0, 1.0)) == pytest.approx((6.0, 3.0))
+
+
+def test_a_size_that_never_ran_is_scaled_from_one_that_did():
+    samples = [
+        Sample(f"j{i}", "m", "gad", "base", GPU, w, 30 + 12 * w)
+        for i, w in enumerate((1.0, 2.0, 5.0, 9.0))
+    ]
+    calibration = Calibration(samples)
+    rate = calibration.rate("large")  # the table: large 0.6, base 0.2 min per unit of work
+    assert rate.source == "scaled from base" and rate.device == GPU
+    assert rate.b == pytest.approx(3 * calibration.rate("base").b)
+    assert Calibration([]).rate("large").source == "table"
+
+
+def test_the_cli_prints_the_plan(tmp_path, capsys):
+    finish(tmp_path, config())
+    configfile = tmp_path / "plan.yaml"
+    configfile.write_text(yaml.safe_dump(config()))
+    code = cli.main(["plan", "--configfile", str(configfile), "--root", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "still to run: 0 cells in 0 jobs" in out and "Total still to run: 0 cells" in out
+    assert "Rates calibrated from 48 finished cells" in out and "base-gad" in out
+
+
+@pytest.mark.slow  # runs snakemake
+def test_snakemake_plan_on_a_fresh_demo(tmp_path):
+    workdir = copy_workflow(tmp_path / "wf")
+    run = snakemake(workdir, "plan", "--configfile", "config/demo.yaml")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:]
+    assert "\ndemo " in out and "Total still to run: 20 cells in 10 jobs" in out, out[-3000:]
+    assert "GPU-hours (table figures)" in out and "Queue: " in out
+    assert not (workdir / "results").exists() and not (workdir / "resources").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_the_plan_of_the_finished_demo_is_what_snakemake_would_run(demo):
+    """On the demo (`all` finished), with its config and with a third seed: the jobs the plan
+    counts are the fine-tuning jobs a dry run plans, and the seeds are the new ones."""
+    conf = yaml.safe_load((demo / "config/demo.yaml").read_text())
+    more = {**conf, "studies": {"demo": {**conf["studies"]["demo"], "seeds": 3}}}
+    (demo / "config/plan-seed3.yaml").write_text(yaml.safe_dump(more))
+    plans = {}
+    for configfile, given in (("config/demo.yaml", conf), ("config/plan-seed3.yaml", more)):
+        dry = snakemake(demo, "-n", "--configfile", configfile, "cells")
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        planned = {out.rsplit("/", 1)[0] for out in planned_jobs(dry.stdout).get("finetune", [])}
+        plans[configfile] = plan = plan_config(given, str(demo))
+        assert set(plan["running"]) == planned, configfile
+        assert all(entry["seeds"] in ([], [3]) for entry in plan["running"].values())
+    assert plans["config/plan-seed3.yaml"]["remaining"]["jobs"] == 10
+    run = snakemake(demo, "plan", "--configfile", "config/demo.yaml")
+    assert run.returncode == 0, run.stderr[-3000:]
+    left = plans["config/demo.yaml"]["remaining"]
+    assert f"Total still to run: {left['cells']} cells in {left['jobs']} jobs" in run.stdout
+
+
+def test_plan_accuracy_smoke():
+    """benchmarks/plan_accuracy.py on its synthetic run: calibrated on 25% of the jobs, the
+    others' times are predicted within 20% (median), far better than the table alone."""
+    run = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/plan_accuracy.py"), "--smoke", "--seed", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = re.search(r"median \|error\| (\d+)% \(size fit only (\d+)%, table (\d+)%\)", run.stdout)
+    assert found, run.stdout
+    calibrated, _, table = map(int, found.groups())
+    assert calibrated <= 20 and calibrated < table, run.stdout

@@ -1,0 +1,13 @@
+# `snakemake plan`: before a launch, the cells, jobs, GPU-hours and SLURM queue entries still to
+# run, per study, per model and in total (blurbflow.plan; README "Running on SLURM"). No input
+# and no output: it runs every time it is asked for, needs no data or model, and changes nothing.
+
+
+rule plan:
+    params:
+        profile=os.path.join(workflow.basedir, "slurm", "profile.yaml"),  # group-components
+    localrule: True
+    conda:
+        BLURBFLOW_ENV
+    script:
+        "../scripts/plan.py"
