@@ -84,6 +84,7 @@ def tokenize(
     """Encode a prepared task for one tokenizer; `input_key` (e.g. L256-markers) names the input
     options, or `max_length` alone with the task's default inputs."""
     from blurbflow.config import input_key as key_of
+    from blurbflow.models.limits import check_input_length
     from blurbflow.models.load import load_tokenizer, tokenizer_settings
     from blurbflow.models.prefetch import model_folder
     from blurbflow.options import InputOptions, ModelOptions
@@ -98,6 +99,7 @@ def tokenize(
             f"{key_of(spec.name, inputs)!r}"
         )
     model = ModelOptions(model=model_name or tokenizer, model_source=tokenizer, **(settings or {}))
+    check_input_length(model, inputs.max_length)  # before tokenizing, not at the first step
     tokenizer_ = load_tokenizer(model_folder(model), **tokenizer_settings(model))
     meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out))
     print(json.dumps(meta, indent=2))

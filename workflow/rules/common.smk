@@ -12,6 +12,7 @@ from blurbflow.config import (
     input_key,
 )
 from blurbflow.init_from import source_job
+from blurbflow.models.limits import check_max_length
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import MAX_RUNTIME, cell_resources, estimated_minutes, submission_group
 from blurbflow.tasks import TASKS, register_tasks
@@ -47,6 +48,10 @@ except ConfigError as err:
 # One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
 # jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
 JOBS = cell_jobs(CELLS)
+try:  # a max_length beyond a model's positions stops here, not in the first forward pass
+    check_max_length(config, JOBS.values())
+except ConfigError as err:
+    raise WorkflowError(f"Invalid configuration: {err}") from None
 STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
 STUDY_SOURCES = sorted({source for task in STUDY_TASKS for source in TASKS[task].sources})
 JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
