@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.identity import seed_records
 from blurbflow.plan.calibrate import TABLE_DEVICE, Calibration, Sample, fit_line, work
 from blurbflow.plan.estimate import plan_config, queue_entries
+from blurbflow.plan.text import format_plan
 
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
@@ -278,3 +280,15 @@ def test_plan_accuracy_smoke():
     assert found, run.stdout
     calibrated, _, table = map(int, found.groups())
     assert calibrated <= 20 and calibrated < table, run.stdout
+
+
+def test_a_model_whose_size_never_ran_is_planned_from_another_size(tmp_path):
+    finish(tmp_path, config())
+    shutil.rmtree(tmp_path / "results/cells/m-large")
+    plan = plan_config(config(), str(tmp_path))
+    large = plan["models"]["m-large"]
+    assert large["rate_source"] == "scaled from base" and large["device"] == GPU
+    assert large["jobs"] == 8 and plan["remaining"]["jobs"] == 8
+    text = format_plan(plan)
+    assert "m-large" in text and "scaled from base (24 cells)" in text
+    assert f"GPU-hours on {GPU} (calibrated)" in text

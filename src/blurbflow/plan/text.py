@@ -14,10 +14,15 @@ def hours_label(device: str) -> str:
     return f"GPU-hours on {device} (calibrated)"
 
 
+def hours(value: float) -> str:
+    """Device-hours as printed: two decimals below 10 (a demo's minutes), else one."""
+    return f"{value:,.2f}" if value < 10 else f"{value:,.1f}"
+
+
 def _hours(by_device: dict[str, float]) -> str:
     if not by_device:
-        return "0.0 device-hours"
-    return " + ".join(f"{h:,.1f} {hours_label(d)}" for d, h in sorted(by_device.items()))
+        return "0 device-hours"
+    return " + ".join(f"{hours(h)} {hours_label(d)}" for d, h in sorted(by_device.items()))
 
 
 def _rates(calibration: dict) -> list[str]:
@@ -45,10 +50,6 @@ def _rates(calibration: dict) -> list[str]:
             f"  task factors on the work term (tasks with ≥ {MIN_CELLS} finished cells):"
             f" {shown}{more}; {pairs} model-task pairs have their own"
         )
-    lines.append(
-        "  A size without finished cells takes the most-calibrated size's fit × the table's ratio"
-        " of the two sizes."
-    )
     return lines
 
 
@@ -65,7 +66,7 @@ def format_plan(plan: dict) -> str:
     for name, s in plan["studies"].items():
         shared = f"  ({s['shared_jobs']:,} jobs shared)" if s["shared_jobs"] else ""
         lines.append(
-            f"{name:<24} {s['cells']:>10,} {s['jobs']:>9,} {s['hours']:>10,.1f}"
+            f"{name:<24} {s['cells']:>10,} {s['jobs']:>9,} {hours(s['hours']):>10}"
             f"  {s['total_cells']:,} / {s['total_jobs']:,}{shared}"
         )
     if any(s["shared_jobs"] for s in plan["studies"].values()):
@@ -76,6 +77,7 @@ def format_plan(plan: dict) -> str:
         "",
         f"{'model':<22} {'size':<6} {'cells':>7} {'jobs':>6} {'device-h':>10}  rate",
     ]
+    scaled = False
     for name, m in plan["models"].items():
         if m["rate_cells"]:
             rate = f"{m['device']}, fit of {m['rate_cells']:,} cells"
@@ -85,9 +87,16 @@ def format_plan(plan: dict) -> str:
                 rate += f"; task factor for {m['factored_jobs']:,} of {m['jobs']:,} jobs"
         else:
             rate = TABLE_DEVICE
+        if m["rate_source"].startswith("scaled"):
+            scaled = True
         lines.append(
-            f"{name:<22} {m['size']:<6} {m['cells']:>7,} {m['jobs']:>6,} {m['hours']:>10,.1f}"
+            f"{name:<22} {m['size']:<6} {m['cells']:>7,} {m['jobs']:>6,} {hours(m['hours']):>10}"
             f"  {rate}"
+        )
+    if scaled:
+        lines.append(
+            "A size without finished cells takes the best-calibrated size's fit × the table's"
+            " ratio of the two sizes' rates."
         )
     checking = (
         f" ({left['checking_jobs']:,} of them train no seed: they re-run to re-check the seeds"
@@ -100,7 +109,7 @@ def format_plan(plan: dict) -> str:
         f"Total still to run: {left['cells']:,} cells in {left['jobs']:,} jobs{checking},"
         f" {_hours(left['hours_by_device'])}",
         f"  plus each job's start-up (imports, model load; not timed by result.json):"
-        f" {left['jobs']:,} × {JOB_OVERHEAD_MINUTES} min = {left['startup_hours']:,.1f} h"
+        f" {left['jobs']:,} × {JOB_OVERHEAD_MINUTES} min = {hours(left['startup_hours'])} h"
         " at most (table allowance)",
         f"Queue: {queue['entries']:,} SLURM submissions of fine-tuning jobs: "
         + ", ".join(
