@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from blurbflow.errors import ConfigError
-from blurbflow.models.prefetch import model_folder
+from blurbflow.models.prefetch import hub_cache, is_local, marker_path, model_folder
 from blurbflow.options import ModelOptions
 
 # Position ids start after the padding id in these architectures (RoBERTa: 514 embeddings, 512
@@ -33,7 +33,12 @@ def position_limit(folder: str | Path) -> int | None:
 
 
 def available_limit(model: ModelOptions) -> int | None:
-    """The model's limit if its files are there now, else None (checked again later)."""
+    """The model's limit if its files are there now, else None (checked again later). A hub
+    model counts as there once `prefetch` wrote its marker (no hub library call before)."""
+    if not is_local(model):
+        marker = marker_path(hub_cache(), model.model_source, model.revision or None)
+        if not marker.is_file():
+            return None
     try:
         return position_limit(model_folder(model))
     except (ValueError, OSError):  # not built or not prefetched yet
