@@ -253,7 +253,7 @@ def test_the_plan_of_the_finished_demo_is_what_snakemake_would_run(demo):
     (demo / "config/plan-seed3.yaml").write_text(yaml.safe_dump(more))
     plans = {}
     for configfile, given in (("config/demo.yaml", conf), ("config/plan-seed3.yaml", more)):
-        dry = snakemake(demo, "-n", "--configfile", configfile, "cells")
+        dry = snakemake(demo, "-n", "cells", "--configfile", configfile)
         assert dry.returncode == 0, dry.stderr[-3000:]
         planned = {out.rsplit("/", 1)[0] for out in planned_jobs(dry.stdout).get("finetune", [])}
         plans[configfile] = plan = plan_config(given, str(demo))
