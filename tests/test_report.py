@@ -425,3 +425,20 @@ def test_report_shows_fine_tuning_time_per_model_and_task(tmp_path):
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", table)
     # median of 60 and 90 s; median of 20 and 30 s per epoch; 150 s in hours; the device
     assert cells == ["pubmedbert", "biosses", "2", "75.0", "25.0", "0.04", "NVIDIA H100"]
+
+
+def test_compute_shows_the_estimate_before_launch_beside_what_was_spent(tmp_path):
+    import yaml
+
+    from blurbflow.plan.before import table_hours
+
+    from workflow_helpers import REPO
+
+    demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())
+    hours = table_hours(demo)
+    assert set(hours) == {"demo"} and hours["demo"] > 0
+    out = tmp_path / "report.html"
+    name = next(iter(STUDIES))
+    render_report(make_cells(tmp_path), STUDIES, out, {}, {name: 12.3456})
+    html = out.read_text(encoding="utf-8")
+    assert "estimate before launch, hours" in html and "<td>12.35</td>" in html

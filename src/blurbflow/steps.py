@@ -140,10 +140,12 @@ def _write_tables(config: dict, cells, out_dir: Path) -> None:
 
 
 def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
+    from blurbflow.plan.before import table_hours
     from blurbflow.provenance import collect_provenance
     from blurbflow.report.render import render_report
 
-    render_report(cells, config["studies"], out, collect_provenance(config, config_hash, cells))
+    provenance = collect_provenance(config, config_hash, cells)
+    render_report(cells, config["studies"], out, provenance, table_hours(config))
     print(f"wrote {out}")
 
 

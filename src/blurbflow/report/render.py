@@ -223,10 +223,17 @@ def _observed(cells: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def render_report(
-    cells: pd.DataFrame, studies: dict[str, dict], out_path: str | os.PathLike, provenance: dict
+    cells: pd.DataFrame,
+    studies: dict[str, dict],
+    out_path: str | os.PathLike,
+    provenance: dict,
+    estimates: dict[str, float] | None = None,
 ) -> None:
-    """Render the report for `studies` (name → study config) to one HTML file, atomically."""
+    """Render the report for `studies` (name → study config) to one HTML file, atomically.
+    `estimates`: study → device-hours the size table predicted before launch."""
     views = [_study_view(cells, name, study) for name, study in studies.items()]
+    for view in views:
+        view["compute"]["estimate_hours"] = (estimates or {}).get(view["name"])
     context = {
         "title": provenance.get("title", "blurbflow: BLURB benchmark report"),
         "counts": status_counts(cells),
