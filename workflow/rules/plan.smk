@@ -6,6 +6,8 @@
 rule plan:
     params:
         profile=os.path.join(workflow.basedir, "slurm", "profile.yaml"),  # group-components
+    log:
+        ".snakemake/blurbflow/plan.log",  # the table the terminal shows; results/ stays untouched
     localrule: True
     conda:
         BLURBFLOW_ENV
