@@ -204,8 +204,7 @@ class CellOptions:
     @classmethod
     def from_dict(cls, given: dict[str, Any], where: str = "options") -> CellOptions:
         """The options a mapping of `to_dict`'s form stands for; an unknown key is an error."""
-        known = {f.name for f in dataclasses.fields(cls)} - {"inputs"}
-        unknown = sorted(set(given) - known - set(cls.INPUT_KEYS))
+        unknown = sorted(set(given) - _KNOWN - set(cls.INPUT_KEYS))
         if unknown:
             raise ConfigError(f"{where}: unknown option(s) {', '.join(map(repr, unknown))}")
         if "max_length" not in given:
@@ -232,10 +231,17 @@ class CellOptions:
     @property
     def job(self) -> CellOptions:
         """The options every seed of the cell's job shares (no seed)."""
-        return dataclasses.replace(self, seed=UNSET)
+        return self._copy_with_seed(UNSET)
 
     def with_seed(self, seed: int) -> CellOptions:
-        return dataclasses.replace(self, seed=int(seed))
+        return self._copy_with_seed(int(seed))
+
+    def _copy_with_seed(self, seed) -> CellOptions:
+        # a field copy: dataclasses.replace re-runs __init__, ~30,000 times per workflow read
+        new = object.__new__(CellOptions)
+        new.__dict__.update(self.__dict__)
+        new.__dict__["seed"] = seed
+        return new
 
     @property
     def selection(self) -> str:
@@ -259,15 +265,22 @@ def options_json(options: dict) -> str:
 
 def defaults() -> dict[str, Any]:
     """The recipe defaults, as a recipe's keys (what a config's `defaults` overrides)."""
+    return dict(_DEFAULTS)
+
+
+def _recipe_defaults() -> dict[str, Any]:
     skip = {"model", "model_source", "task", "recipe", "hparams", "code_version", "inputs"}
     out = {
         f.name: f.default
         for f in dataclasses.fields(CellOptions)
         if f.name not in skip and f.default is not UNSET
     }
-    out.update((k, v.default) for k, v in _input_defaults().items())
+    out.update(
+        (f.name, f.default) for f in dataclasses.fields(InputOptions) if f.name != "max_length"
+    )
     return out
 
 
-def _input_defaults():
-    return {f.name: f for f in dataclasses.fields(InputOptions) if f.name != "max_length"}
+# Read once: expansion builds thousands of options per workflow read.
+_DEFAULTS = _recipe_defaults()
+_KNOWN = frozenset(f.name for f in dataclasses.fields(CellOptions)) - {"inputs"}
