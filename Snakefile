@@ -2,7 +2,7 @@
 # all logic lives in the package (src/blurbflow). See README.md and docs/.
 from snakemake.utils import min_version, validate
 
-min_version("9.0")
+min_version("9.19")  # a profile folder holding only profile.yaml (profiles/default) needs 9.19
 
 
 # `--configfile X` replaces the default rather than merging into it (`--config k=v` still merges).
