@@ -38,6 +38,8 @@ def test_demo_produces_report_with_table_and_blurb_score(demo):
     assert "BLURB" in html and "layer-specific" in html and "ncbidisease" in html
     table = (demo / "results/tables/demo.md").read_text()
     assert "BLURB" in table
+    beside = pd.read_csv(demo / "results/tables/demo.reproduction.csv")  # the paper's beside ours
+    assert len(beside) == 12 and beside["published"].notna().sum() == 11
     for cell in cells.itertuples():
         assert (
             demo / f"results/cells/{cell.model}/{cell.task}/{cell.recipe}/{cell.hparams}"

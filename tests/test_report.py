@@ -442,3 +442,36 @@ def test_compute_shows_the_estimate_before_launch_beside_what_was_spent(tmp_path
     render_report(make_cells(tmp_path), STUDIES, out, {}, {name: 12.3456})
     html = out.read_text(encoding="utf-8")
     assert "estimate before launch, hours" in html and "<td>12.35</td>" in html
+
+
+def test_a_study_with_published_values_shows_them_beside_ours_with_the_counts(tmp_path):
+    # bc5chem standard: seeds 91.25, 92.75 → mean 92.0, 95% t-interval [82.5, 101.5]
+    published = {
+        "source": "stand-in values, not from a paper",
+        "values": {
+            "bc5chem": {"standard": 92.1, "llrd": 80.0},
+            "biosses": {"standard": "not printed"},
+            "blurb": {"llrd": 80.0},
+        },
+    }
+    studies = {"recipes": {**STUDIES["recipes"], "published": published}}
+    out = tmp_path / "report.html"
+    render_report(make_cells(tmp_path), studies, out, {"config_hash": "cafe1234"})
+    html = out.read_text(encoding="utf-8")
+    section = html[html.index('id="reproduction-recipes"') : html.index('class="failures"')]
+    assert "stand-in values, not from a paper" in section
+    assert (
+        "3 of 6 entries have a published value: <b>1</b> inside our interval, <b>1</b> outside, "
+        "1 not comparable" in section
+    )
+    assert "3 not printed" in section and "t-interval of the mean" in section
+    # at the printed precision (one decimal): published, ours, interval, Δ, inside
+    assert re.search(
+        r"<td>bc5chem</td><td[^>]*>standard</td><td>92\.1</td><td>92\.0</td><td>2</td>"
+        r"<td[^>]*>\[82\.5, 101\.5\]</td><td>-0\.1</td><td[^>]*>inside</td>",
+        section,
+    )
+    assert re.search(r"<td>80\.0</td><td>94\.0</td>.*?<td[^>]*>outside</td>", section)
+    assert "not printed" in section and "<b>Reproduction.</b>" in html  # Methods explains it
+    # a study without published values has no such section
+    assert 'id="reproduction-' not in render(tmp_path / "plain")

@@ -98,6 +98,24 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
     assert len(curves) == 20
     epochs = {"ncbidisease": 6, "gad": 3, "biosses": 20, "pubmedqa": 8, "hoc": 12}
     assert sorted(len(c.split()) for c in curves) == sorted(4 * list(epochs.values()))
+    # the reproduction view: demo.yaml's stand-in published values beside the demo's numbers
+    assert 'id="reproduction-demo"' in dom and 'class="reproduction"' in dom
+    assert "stand-in values, not from a paper" in dom
+    counts = re.search(
+        r"(\d+) of (\d+) entries have a published value: <b>(\d+)</b> inside our interval, "
+        r"<b>(\d+)</b> outside, (\d+) not comparable .*?; (\d+) not printed",
+        dom,
+    )
+    assert counts, "no reproduction counts"
+    published, entries, inside, outside, apart, missing = map(int, counts.groups())
+    # 5 tasks and BLURB × 2 recipes; gad layer-specific is `not printed`; the BLURB scores
+    # have no interval
+    assert (entries, published, missing) == (12, 11, 1)
+    assert inside + outside + apart == published and apart >= 2
+    view = dom[dom.index('class="reproduction"') :]
+    view = view[: view.index("</table>")]
+    assert view.count("<tr") == 13 and view.count(">outside<") == outside
+    assert view.count(">inside<") == inside
     # self-contained: nothing to fetch, only in-page links
     assert not re.search(r"""\s(src|href)\s*=\s*["'](?!#)""", dom)
     assert "http://" not in dom and "https://" not in dom

@@ -132,11 +132,20 @@ def aggregate(config: dict, out: str, rescore: bool | None = None) -> None:
 
 
 def _write_tables(config: dict, cells, out_dir: Path) -> None:
+    """Per study its table (CSV, Markdown, LaTeX) and its numbers beside the paper's
+    (`{study}.reproduction.csv`; empty published columns when there are none)."""
     from blurbflow.results.formats import write_table
+    from blurbflow.results.layout import shown_study
+    from blurbflow.results.reproduction import reproduction_rows, write_reproduction
+    from blurbflow.results.study_cells import study_cells
     from blurbflow.results.tables import study_table
 
     for name, study in config["studies"].items():
-        write_table(study_table(cells, name, study), out_dir / name)
+        selected = study_cells(cells, shown_study(study))
+        table = study_table(cells, name, study, selected)
+        write_table(table, out_dir / name)
+        rows = reproduction_rows(cells, name, study, selected, table)
+        write_reproduction(rows, out_dir / name)
 
 
 def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:

@@ -2,11 +2,15 @@
 # key path and the fix: unknown keys, unsafe names (they become folders and command arguments),
 # non-finite numbers, the JSON schema, references to models/tasks/recipes, bounded sizes, safe
 # paths, missing local models (blurbflow.validate), and each study's table layout (a dimension
-# with several values must be a row or a column, else the table would hide it). Snakemake's
+# with several values must be a row or a column, else the table would hide it) and the entries
+# its `published:` block names (blurbflow.results.published_values). Snakemake's
 # `validate` fills the schema's defaults. Reading the workflow writes and deletes nothing.
+import sys
+
 import yaml
 
 from blurbflow.results.layout import study_layout
+from blurbflow.results.published_values import check_published
 from blurbflow.validate import ConfigError, check_config
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
@@ -18,6 +22,11 @@ try:
             study_layout(_study)
         except ValueError as err:
             raise ConfigError(f"studies.{_name}.table: {err}") from None
+        try:
+            for _warning in check_published(_study, config):
+                print(f"blurbflow: warning: studies.{_name}.published.{_warning}", file=sys.stderr)
+        except ValueError as err:
+            raise ConfigError(f"studies.{_name}.published.{err}") from None
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 validate(config, CONFIG_SCHEMA)

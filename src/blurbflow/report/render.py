@@ -17,9 +17,11 @@ from blurbflow.metrics.blurb import types_present
 from blurbflow.record.schema import STATUSES
 from blurbflow.report.curves import task_curves
 from blurbflow.report.overview import blurb_overview
+from blurbflow.report.reproduction import reproduction_view
 from blurbflow.report.seeds import seed_sections
 from blurbflow.results.choices import shown_study
 from blurbflow.results.formats import entry_text
+from blurbflow.results.reproduction import reproduction_rows
 from blurbflow.results.stats import (
     baseline_tests,
     compute_spent,
@@ -146,12 +148,15 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     everything = light[in_study(light, study)]
     selected = study_cells(everything, study)  # hyperparameters selected once per study
     broad = len(types_present(study["tasks"])) >= OVERVIEW_MIN_TYPES
+    table = study_table(everything, name, study, selected)
+    reproduction = reproduction_rows(everything, name, study, selected, table)
     return {
         "name": name,
         "title": study.get("title", name),
         "baseline": study.get("baseline"),
         "description": study.get("description", ""),
-        "table": _table_view(study_table(everything, name, study, selected)),
+        "table": _table_view(table),
+        "reproduction": reproduction_view(reproduction, study),
         "overview": _overview_view(blurb_overview(everything, study, selected), study)
         if broad
         else None,

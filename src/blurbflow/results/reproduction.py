@@ -1,0 +1,221 @@
+"""A study's numbers beside the paper's (docs/results.md "Reproduction"): per table entry the
+published value (results/published_values.py: the papers' transcribed tables and the config's
+`published:` block), ours (the study's `statistic` over the ok seeds at the selected
+hyperparameters: the number its table shows), the seeds behind it, our 95% interval, the
+difference and whether the published value lies inside the interval.
+
+The interval, over the per-seed test scores of the entry (`seed_scores`):
+
+- `statistic: mean`: the t-interval of the mean, mean ± t(0.975, n − 1) · s / √n (s the sample
+  standard deviation), level 0.95.
+- `statistic: median`: the distribution-free order-statistic interval of the median
+  [x(k), x(n + 1 − k)] (sorted scores), with the largest k whose coverage
+  1 − 2 · P(Binomial(n, ½) ≤ k − 1) is at least 0.95 — exact for any continuous distribution,
+  no bootstrap. With 5 seeds or fewer no k reaches 0.95; the interval is then the range
+  [min, max] and `level` its smaller exact coverage (5 seeds 0.9375, 3 seeds 0.75, 2 seeds 0.5).
+
+Fewer than 2 ok seeds give no interval, and neither does a BLURB entry (it averages tasks whose
+seeds are not paired, so there is no per-seed BLURB score). `inside` is True when the published
+value, as printed, lies in the interval widened by half a unit of its last printed digit (the
+printed number stands for every value that rounds to it), False when not, None when either is
+missing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from blurbflow.io import write_text_atomic
+from blurbflow.metrics.blurb import blurb_label
+from blurbflow.published import column_key
+from blurbflow.results.layout import DIMS, shown_study, study_layout
+from blurbflow.results.published_values import BLURB, study_published
+from blurbflow.results.study_cells import ordered_tasks, seed_scores, study_cells
+from blurbflow.results.tables import study_statistic, study_table, table_entries
+
+LEVEL = 0.95
+SUFFIX = ".reproduction.csv"  # results/tables/{study}.reproduction.csv
+COLUMNS = [
+    "row",  # the study table's row label (its CSV's index)
+    "column",  # the study table's column label
+    "task",  # the entry's task; `blurb` for a BLURB score
+    "published",  # the paper's value; empty: not printed, or no published values
+    "ours",  # the study's statistic over ok seeds: the table's number
+    "n",  # ok seeds behind it (a BLURB entry: the fewest of its tasks)
+    "low",  # our interval (empty: fewer than 2 seeds, or a BLURB entry)
+    "high",
+    "level",  # the interval's coverage: 0.95, or less for a median over ≤ 5 seeds
+    "delta",  # ours − published
+    "inside",  # published within [low, high] (± half a printed unit); empty when not comparable
+]
+
+
+def mean_interval(values: Sequence[float], level: float = LEVEL) -> tuple[float, float] | None:
+    """The t-interval of the mean; None with fewer than 2 values."""
+    from scipy.stats import t  # here: scipy takes seconds to import (see results/stats.py)
+
+    n = len(values)
+    if n < 2:
+        return None
+    series = pd.Series(list(values), dtype="float64")
+    half = float(t.ppf((1 + level) / 2, n - 1)) * float(series.std(ddof=1)) / math.sqrt(n)
+    return float(series.mean()) - half, float(series.mean()) + half
+
+
+def _below(n: int, k: int) -> float:
+    """P(Binomial(n, ½) ≤ k)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
+def median_interval(
+    values: Sequence[float], level: float = LEVEL
+) -> tuple[float, float, float] | None:
+    """The order-statistic interval of the median and its exact coverage (module doc); None with
+    fewer than 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    ordered = sorted(float(v) for v in values)
+    k = 1
+    while k + 1 <= n // 2 and 1 - 2 * _below(n, k) >= level:  # k + 1 still reaches the level
+        k += 1
+    return ordered[k - 1], ordered[n - k], 1 - 2 * _below(n, k - 1)
+
+
+def interval(values: Sequence[float], statistic: str) -> tuple[float, float, float] | None:
+    """(low, high, level) of the study's statistic over the seeds (module doc)."""
+    if statistic == "median":
+        return median_interval(values)
+    found = mean_interval(values)
+    return None if found is None else (*found, LEVEL)
+
+
+def _label(values: Sequence[str]) -> str:
+    """A table column label (as results/tables.py writes it)."""
+    return " / ".join(values) if values else "test"
+
+
+def _entries(study: dict) -> list[tuple[str, str, tuple[str, str, str], tuple | None]]:
+    """(table row label, table column label, (row key, column key, task), (model, task,
+    recipe) or None for a BLURB entry) of every entry the study's table shows, in its order
+    (as `study_table` lays them out)."""
+    rows_dim, column_dims = study_layout(study)
+    order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
+    order["task"] = ordered_tasks(order["task"])
+
+    def product(dims):
+        return list(itertools.product(*(order[d] for d in dims)))
+
+    found = []
+    for row in order[rows_dim]:
+        for column in product(column_dims):
+            at = {rows_dim: row, **dict(zip(column_dims, column, strict=True))}
+            at.update({d: order[d][0] for d in DIMS if d not in at})
+            key = (row, column_key(column), at["task"])
+            found.append((row, _label(column), key, tuple(at[d] for d in DIMS)))
+    tasks = order["task"]
+    if len(tasks) > 1 and rows_dim == "task":
+        for column in product(column_dims):
+            key = (BLURB, column_key(column), BLURB)
+            found.append((blurb_label(tasks), _label(column), key, None))
+    elif len(tasks) > 1 and "task" in column_dims:
+        others = [d for d in column_dims if d != "task"]
+        for row in order[rows_dim]:
+            for other in product(others):
+                at = {**dict(zip(others, other, strict=True)), "task": BLURB}
+                key = (row, column_key([at[d] for d in column_dims]), BLURB)
+                found.append((row, _label([blurb_label(tasks), *other]), key, None))
+    return found
+
+
+def _number(value) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def reproduction_rows(
+    cells: pd.DataFrame,
+    name: str,
+    study: dict,
+    selected: pd.DataFrame | None = None,
+    table: pd.DataFrame | None = None,
+    published: dict | None = None,
+) -> pd.DataFrame:
+    """One row per entry of the study's table, in its order, with COLUMNS (module doc).
+    `selected` (the study's `study_cells`), `table` (its `study_table`) and `published`
+    (`study_published`) when the caller has them. attrs: `source`, `decimals`, `statistic`."""
+    study = shown_study(study)
+    selected = study_cells(cells, study) if selected is None else selected
+    table = study_table(cells, name, study, selected) if table is None else table
+    published = study_published(name, study) if published is None else published
+    statistic = study_statistic(study)
+    scores, shown = seed_scores(selected), table_entries(table)
+    unit = 0.5 * 10 ** -(published["decimals"] or 0)
+    rows = []
+    for row_label, column_label, key, dims in _entries(study):
+        entry = shown[(row_label, column_label)]
+        ours = _number(entry[statistic]) if int(entry["n"]) else None
+        found = interval(scores.get(dims, []), statistic) if dims else None
+        value = published["values"].get(key)
+        low, high, level = found if found else (None, None, None)
+        comparable = value is not None and found is not None and ours is not None
+        rows.append(
+            {
+                "row": row_label,
+                "column": column_label,
+                "task": key[2],
+                "published": value,
+                "ours": ours,
+                "n": int(entry["n"]),
+                "low": low,
+                "high": high,
+                "level": level,
+                # rounded: the float noise of 92.0 − 92.1 is no difference
+                "delta": round(ours - value, 10)
+                if value is not None and ours is not None
+                else None,
+                "inside": (low - unit <= value <= high + unit) if comparable else None,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=COLUMNS).astype({"inside": "object"})
+    frame.attrs.update(
+        {
+            "source": published["source"],
+            "decimals": published["decimals"],
+            "statistic": statistic,
+        }
+    )
+    return frame
+
+
+def reproduction_summary(frame: pd.DataFrame) -> dict[str, int]:
+    """Counts: entries, with a published value, inside and outside our interval, not comparable
+    (a published value but no interval or no number of ours), not printed (no published value)."""
+    has = frame["published"].notna()
+    inside = frame["inside"]
+    return {
+        "entries": len(frame),
+        "published": int(has.sum()),
+        "inside": int((inside == True).sum()),  # noqa: E712 (an object column of True/False/None)
+        "outside": int((inside == False).sum()),  # noqa: E712
+        "not_comparable": int((has & inside.isna()).sum()),
+        "not_printed": int((~has).sum()),
+    }
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    """The rows as CSV: empty fields for missing values, `inside` as True/False."""
+    return frame.to_csv(index=False)
+
+
+def write_reproduction(frame: pd.DataFrame, stem: str | os.PathLike) -> Path:
+    """Write `{stem}.reproduction.csv` (beside the study's `{stem}.csv`) atomically."""
+    path = Path(stem)
+    path = path.with_name(f"{path.name}{SUFFIX}")
+    write_text_atomic(path, to_csv(frame))
+    return path
