@@ -50,6 +50,6 @@ def check_values(config: dict, schema: dict) -> None:
         # YAML 1.1 reads yes/no/on/off/true/false unquoted as booleans
         hint += (
             f"; YAML read an unquoted word as the boolean {str(error.instance).lower()}: if you "
-            "meant a word such as no, yes, on or off, quote it (\"no\")"
+            'meant a word such as no, yes, on or off, quote it ("no")'
         )
     raise ConfigError(f"{path}: {error.message}{hint}")
