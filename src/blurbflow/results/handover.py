@@ -28,9 +28,9 @@ from blurbflow.options import CellOptions
 from blurbflow.results.aggregate import (
     COLUMNS,
     _read_manifest,
+    best_grid_points,
     load_cell,
     normalise_types,
-    best_grid_points,
 )
 from blurbflow.results.choices import choose_recipes, select_on_reference
 
@@ -49,17 +49,23 @@ def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataF
     return normalise_types(pd.DataFrame(rows, columns=COLUMNS))
 
 
+def _finished(cells: pd.DataFrame, where: tuple[str, str], what: str) -> pd.DataFrame:
+    """The ok cells with a dev score; none is an error naming the group and `what` it lacks."""
+    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
+    if ok.empty:
+        group = "/".join(str(cells[k].iloc[0]) for k in where) if len(cells) else "?"
+        raise ValueError(
+            f"{group}: no finished cell of {what} ({len(cells)} cells, none ok); see those "
+            "jobs' logs under results/logs/cells"
+        )
+    return ok
+
+
 def choose_setting(cells: pd.DataFrame, recipes: list[str]) -> dict:
     """The setting the search selected: `from` (recipe, hparams) and the `options` a final
     model takes (SELECTED_KEYS). Only the choice: the dev scores behind it are in the log and
     cells.parquet, so new seeds that confirm the choice leave the file's content as it was."""
-    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
-    if ok.empty:
-        where = "/".join(str(cells[k].iloc[0]) for k in ("model", "task")) if len(cells) else "?"
-        raise ValueError(
-            f"{where}: no finished cell of {', '.join(recipes)} to select hyperparameters from "
-            f"({len(cells)} cells, none ok); see those jobs' logs under results/logs/cells"
-        )
+    _finished(cells, ("model", "task"), f"{', '.join(recipes)} to select hyperparameters from")
     best = choose_recipes(best_grid_points(cells), {"choose": {"search": list(recipes)}})
     best = best[(best["status"] == "ok") & best["dev"].notna()]
     first = best.iloc[0]
@@ -95,13 +101,8 @@ def select_for_final(sources: list[dict], recipes: list[str], out: str | os.Path
 def choose_on_reference(cells: pd.DataFrame, reference: list[str]) -> dict:
     """The grid point a study's reference models chose on dev (blurbflow.results.choices, as
     the study's table chooses it): `from` (recipe, hparams, models) and the grid `options`."""
-    ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
-    if ok.empty:
-        where = "/".join(str(cells[k].iloc[0]) for k in ("task", "recipe")) if len(cells) else "?"
-        raise ValueError(
-            f"{where}: no finished cell of the reference models {', '.join(reference)} to "
-            f"choose a grid point from ({len(cells)} cells, none ok); see their jobs' logs"
-        )
+    models = ", ".join(reference)
+    _finished(cells, ("task", "recipe"), f"the reference models {models} to choose a point from")
     chosen = select_on_reference(cells, reference)
     chosen = chosen[(chosen["status"] == "ok") & chosen["dev"].notna()]
     first = chosen.iloc[0]
