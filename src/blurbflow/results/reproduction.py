@@ -34,10 +34,12 @@ import pandas as pd
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_label
 from blurbflow.published import column_key
+from blurbflow.record.verify import metric_range
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.results.published_values import BLURB, study_published
 from blurbflow.results.study_cells import ordered_tasks, seed_scores, study_cells
 from blurbflow.results.tables import study_statistic, study_table, table_entries
+from blurbflow.tasks.registry import get_task
 
 LEVEL = 0.95
 SUFFIX = ".reproduction.csv"  # results/tables/{study}.reproduction.csv
@@ -163,6 +165,9 @@ def reproduction_rows(
         found = interval(scores.get(dims, []), statistic) if dims else None
         value = published["values"].get(key)
         low, high, level = found if found else (None, None, None)
+        if found and dims:  # a t-interval may reach past the metric's range (F1 > 100)
+            bottom, top = metric_range(get_task(dims[1]).metric)
+            low, high = max(low, bottom), min(high, top)
         comparable = value is not None and found is not None and ours is not None
         rows.append(
             {
