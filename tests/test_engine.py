@@ -226,6 +226,33 @@ def test_collate_pads_and_masks():
     assert math.isclose(float(batch["attention_mask"].sum()), 5)
 
 
+def test_collate_gathers_ragged_columns_as_it_pads_lists():
+    import pyarrow as pa
+
+    from blurbflow.train.encode import RaggedColumn
+
+    rng = random.Random(3)
+    lists = {"input_ids": [[2] + [rng.randint(5, 49) for _ in range(rng.randint(0, 30))]]}
+    lists["input_ids"] += [[2] + [rng.randint(5, 49) for _ in range(rng.randint(0, 30))]]
+    lists["input_ids"] *= 20
+    lists["token_type_ids"] = [[i % 2] * len(x) for i, x in enumerate(lists["input_ids"])]
+    lists["labels"] = [
+        [-100] + [rng.choice([-100, 0, 1]) for _ in x[1:]] for x in lists["input_ids"]
+    ]
+    ragged = {k: RaggedColumn(pa.chunked_array([pa.array(v)])) for k, v in lists.items()}
+    column = ragged["input_ids"]
+    assert column.lengths([1, 0]).tolist() == [
+        len(lists["input_ids"][1]),
+        len(lists["input_ids"][0]),
+    ]
+    assert column.padded([0], 2, -1).tolist() == [lists["input_ids"][0][:2]]  # cut at the width
+    for _ in range(20):
+        rows = rng.sample(range(40), rng.randint(1, 12))
+        a, b = collate(ragged, rows, 0, torch.long), collate(lists, rows, 0, torch.long)
+        assert a.keys() == b.keys()
+        assert all(a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]) for k in a)
+
+
 class _Fixed(torch.nn.Module):
     """An "encoder" returning hand-made hidden states, to test the pooling alone."""
 

@@ -207,3 +207,78 @@ def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
     assert len(state.losses) == 3 and all(math.isfinite(v) for v in state.losses)
     steps.step(data["length"], [0, 1, 2], make, lambda loss: loss * float("nan"))
     assert steps.sync(state, force=True).startswith("loss became nan at epoch 1")
+
+
+def _tagger():
+    from transformers import BertForTokenClassification
+
+    from model_helpers import tiny_config
+
+    torch.manual_seed(0)
+    return BertForTokenClassification(tiny_config(50, 2, num_labels=3, hidden_dropout_prob=0.0))
+
+
+def test_word_embedding_gradient_stays_sparse_through_a_batchs_micro_batches(monkeypatch):
+    """On the CPU the passes add sparse rows to the word embeddings' gradient, made dense once
+    before clipping: the steps are the dense steps (to float rounding)."""
+    from blurbflow.train import loop
+
+    rng = random.Random(2)
+    data = {"input_ids": [[2] + [rng.randint(5, 49) for _ in range(rng.randint(1, 30))]]}
+    data["input_ids"] += [[2] + [rng.randint(5, 49) for _ in range(rng.randint(1, 30))]]
+    data["input_ids"] *= 6
+    data["labels"] = [[-100] + [rng.choice([0, 1, 2]) for _ in x[1:]] for x in data["input_ids"]]
+    data["length"] = [len(x) for x in data["input_ids"]]
+    settings = make_options(batching="bucketed", max_grad_norm=1.0, lr=1e-2)
+    stepped = []  # the gradient's layout at each optimizer step
+    real_step = devices.optimizer_step
+
+    def optimizer_step(model, *args):
+        stepped.append(model.get_input_embeddings().weight.grad.layout)
+        real_step(model, *args)
+
+    monkeypatch.setattr(devices, "optimizer_step", optimizer_step)
+
+    def trained(sparse: bool):
+        model = _tagger()
+        weight, passes = model.get_input_embeddings().weight, []
+        weight.register_post_accumulate_grad_hook(lambda p: passes.append(p.grad.layout))
+        optimizer = AdamW(model.parameters(), lr=1e-2)
+        progress = Progress("c", 1, 4, clock=lambda: 0.0, write=lambda line: None)
+        schedule = linear_schedule(optimizer, 4, 0.0)
+        opt = Optimisation(model, optimizer, schedule, torch.device("cpu"), None)
+        with monkeypatch.context() as patch:
+            if not sparse:
+                patch.setattr(loop, "sparse_embeddings", lambda *args: None)
+            steps = Steps(opt, settings, progress)
+        assert (steps.sparse is weight) is sparse
+        steps.pass_tokens = 0.0
+        for _ in range(2):
+            steps.step(
+                data["length"],
+                list(range(12)),
+                lambda rows: collate(data, rows, 0, torch.long),
+                lambda loss: loss,
+            )
+        assert len(passes) > 2 and set(passes) == {torch.sparse_coo if sparse else torch.strided}
+        return model
+
+    sparse, dense = trained(True), trained(False)
+    assert stepped == [torch.strided] * 4  # dense at every optimizer step
+    for (name, a), (_, b) in zip(sparse.named_parameters(), dense.named_parameters(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_no_sparse_embedding_gradient_off_the_cpu_for_random_batches_or_a_tied_weight():
+    from blurbflow.train.loop import sparse_embeddings
+
+    assert sparse_embeddings(_tagger(), torch.device("cuda"), "bucketed") is None
+    assert sparse_embeddings(_tagger(), torch.device("cpu"), "random") is None
+    tied = _tagger()
+    tied.decoder = torch.nn.Linear(16, 50, bias=False)
+    tied.decoder.weight = tied.get_input_embeddings().weight  # an output layer sharing it
+    assert sparse_embeddings(tied, torch.device("cpu"), "bucketed") is None
+    assert not tied.get_input_embeddings().sparse
+    frozen = _tagger()
+    frozen.get_input_embeddings().weight.requires_grad_(False)
+    assert sparse_embeddings(frozen, torch.device("cpu"), "bucketed") is None

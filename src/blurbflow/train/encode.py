@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -205,7 +206,8 @@ def encode_task(
 
 class RaggedColumn(Sequence):
     """A parquet list column kept as flat numpy values + offsets; row i becomes a Python list
-    only when a batch asks for it (converting a whole large split costs a cell's start-up)."""
+    only when asked for (converting a whole large split costs a cell's start-up), and a batch
+    is gathered from the flat values at once (`padded`)."""
 
     def __init__(self, column: pa.ChunkedArray):
         array = column.combine_chunks()
@@ -223,6 +225,21 @@ class RaggedColumn(Sequence):
         if not 0 <= index < len(self):
             raise IndexError(index)
         return self._values[self._offsets[index] : self._offsets[index + 1]].tolist()
+
+    def lengths(self, rows) -> np.ndarray:
+        """The lengths of rows `rows`."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return self._offsets[rows + 1] - self._offsets[rows]
+
+    def padded(self, rows, width: int, fill) -> np.ndarray:
+        """Rows `rows` as one (len(rows), width) array, each cut at `width` and padded with
+        `fill`, gathered straight from the flat values (no per-row Python lists)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self._offsets[rows], self.lengths(rows)
+        inside = np.arange(width)[None, :] < lengths[:, None]
+        out = np.full((len(rows), width), fill, dtype=self._values.dtype)
+        out[inside] = self._values[(starts[:, None] + np.arange(width)[None, :])[inside]]
+        return out
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)

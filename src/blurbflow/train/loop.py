@@ -1,6 +1,7 @@
 """The optimizer steps of a cell's training loop: one batch = its micro-batches' forward and
 backward passes (train/batching.py) in the cell's precision (train/device.py), then clipping and
-the optimizer and schedule steps.
+the optimizer and schedule steps. On the CPU the word embeddings' gradient stays sparse through a
+batch's passes (`sparse_embeddings`).
 
 Step losses stay on the device until `sync`, which brings them to the host in one transfer every
 CHECK_STEPS steps, when a progress line is due and at the end of an epoch: a `.item()` per step
@@ -23,6 +24,29 @@ from blurbflow.train.progress import Progress
 CHECK_STEPS = 50
 
 
+def sparse_embeddings(model, device: torch.device, batching_mode: str):
+    """The input word embeddings' weight when its gradient is kept sparse through a batch's
+    micro-batches, else None. On the CPU a dense one costs every pass a zeroed vocabulary × width
+    matrix and its addition to the gradient (MiniLM-L6: 11.7M of its 22.7M weights); sparse, a
+    pass adds only its tokens' rows, and the sum becomes dense once, before clipping and the
+    optimizer step (`Steps.step`). Only where nothing else uses the weight (no tied output
+    layer)."""
+    if device.type != "cpu" or batching_mode != "bucketed":
+        return None
+    try:
+        embeddings = model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):
+        return None
+    if not isinstance(embeddings, torch.nn.Embedding) or embeddings.max_norm is not None:
+        return None
+    weight = embeddings.weight
+    uses = sum(p is weight for _, p in model.named_parameters(remove_duplicate=False))
+    if not weight.requires_grad or uses != 1:
+        return None
+    embeddings.sparse = True
+    return weight
+
+
 class Steps:
     def __init__(self, opt, options: CellOptions, progress: Progress, state=None):
         """`opt`: the cell's fit.Optimisation (model, optimizer, scheduler, device); `state`: the
@@ -39,6 +63,8 @@ class Steps:
         self.pending: list[torch.Tensor] = []
         hidden = int(getattr(self.model.config, "hidden_size", 768))
         self.pass_tokens = batching.pass_cost(self.device.type, hidden)
+        self.sparse = sparse_embeddings(self.model, self.device, self.batching)
+        self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
 
     def step(
         self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
@@ -58,12 +84,26 @@ class Steps:
             loss = loss.float() * weight
             devices.backward(loss, self.scaler)
             total = loss.detach() if total is None else total + loss.detach()
+        self._densify()
         devices.optimizer_step(self.model, self.optimizer, self.scaler, self.max_grad_norm)
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         if total is not None:
             self.pending.append(total)
         self.progress.update(samples=len(rows))
+
+    def _densify(self) -> None:
+        """The word embeddings' sparse gradient summed into one dense buffer, reused by every
+        step (a fresh vocabulary × width tensor per step would be paged in again each time)."""
+        grad = None if self.sparse is None else self.sparse.grad
+        if grad is None or not grad.is_sparse:
+            return
+        grad = grad.coalesce()
+        if self._dense is None:
+            self._dense = torch.zeros_like(self.sparse)
+        else:
+            self._dense.zero_()
+        self.sparse.grad = self._dense.index_add_(0, grad.indices()[0], grad.values())
 
     @property
     def lr(self) -> float:
