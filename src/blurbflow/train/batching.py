@@ -33,7 +33,7 @@ def pass_cost(device_type: str, hidden_size: int) -> float:
     cost (mostly its weight-gradient traffic, see loop.sparse_embeddings) is 50-110 tokens' work
     for MiniLM-L6 and BERT-base alike, but the time is flat around the best split: BERT-base over
     the 11 BLURB sets takes 1.2% longer (modelled) split at 16 than at 52, which would leave 0.92
-    of tokens real instead of 0.954; MiniLM-L6 ran an epoch faster at 64 than at 128 or 256."""
+    of tokens real instead of 0.954; a MiniLM-L6 epoch ran faster at 64 than at 32, 128 or 256."""
     if device_type == "cuda":
         return float(GPU_PASS_TOKENS)
     return 16.0 * (768 / max(int(hidden_size), 1)) ** 2
