@@ -24,6 +24,7 @@ from blurbflow.grid import (
     selection_file,
 )
 from blurbflow.init_from import init_from_options, link_cells
+from blurbflow.models.limits import available_limit
 from blurbflow.models.prefetch import model_settings
 from blurbflow.options import CellOptions, InitFrom, InputOptions
 from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
@@ -149,6 +150,42 @@ def input_key(task: str, inputs: InputOptions) -> str:
     `L512` (HoC). Options that only change training (lr, head, pooling …) are not part of it, so
     changing them never re-tokenizes; `resources/tokenized/{model}/{task}/{key}` is the folder."""
     return inputs.key(get_task(task).kind.input_options)
+
+
+def max_length_key(config: dict, task: str, recipe: str) -> str:
+    """The config key a cell's max_length comes from, as `cell_options` resolves it: the task's
+    entry (a cross-validation fold: its task's), the recipe or one it extends, `defaults`."""
+    tasks_cfg = config.get("tasks") or {}
+    parent = PARENT.get(task, (task,))[0]
+    name = task if tasks_cfg.get(task) else parent
+    if "max_length" in (tasks_cfg.get(name) or {}):
+        return f"tasks.{name}.max_length"
+    recipes, name = config.get("recipes") or {}, recipe
+    while name:
+        own = recipes.get(name) or {}
+        if "max_length" in own:
+            return f"recipes.{name}.max_length"
+        name = own.get("extends")
+    if "max_length" in (config.get("defaults") or {}):
+        return "defaults.max_length"
+    return f"the default max_length of task {task} (set tasks.{task}.max_length)"
+
+
+def check_max_length(config: dict, jobs) -> None:
+    """Every job's max_length fits its model's positions, for models whose files are there
+    (blurbflow.models.limits; the tokenize step checks the others)."""
+    limits: dict[str, int | None] = {}
+    for job in jobs:
+        options = job.options
+        if options.model not in limits:
+            limits[options.model] = available_limit(options.model_options)
+        limit = limits[options.model]
+        if limit is not None and options.max_length > limit:
+            raise ConfigError(
+                f"{max_length_key(config, options.task, options.recipe)}: "
+                f"{options.max_length} is more than model {options.model!r} takes ({limit} "
+                f"positions, its config.json); lower it to at most {limit}"
+            )
 
 
 def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Cell]:

@@ -9,9 +9,9 @@ import json
 import pytest
 import yaml
 
-from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.config import cell_jobs, check_max_length, expand_cells
 from blurbflow.errors import ConfigError
-from blurbflow.models.limits import check_input_length, check_max_length, position_limit
+from blurbflow.models.limits import check_input_length, position_limit
 from blurbflow.options import ModelOptions
 from blurbflow.steps import tokenize
 
@@ -81,3 +81,12 @@ def test_snakemake_stops_before_any_job(tmp_path):
         run.stdout + run.stderr
     )
     assert not (work / "results").exists() and not (work / "resources").exists()
+
+
+def test_the_named_key_is_where_the_length_is_set():
+    from blurbflow.config import max_length_key
+
+    given = {"recipes": {"base": {"max_length": 1024}, "r": {"extends": "base"}}}
+    assert max_length_key(given, "gad", "r") == "recipes.base.max_length"
+    folds = {"recipes": {"r": {}}, "tasks": {"gad": {"max_length": 64}}}
+    assert max_length_key(folds, "gad-fold3", "r") == "tasks.gad.max_length"

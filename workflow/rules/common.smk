@@ -6,13 +6,13 @@ from pathlib import Path
 from blurbflow.config import (
     ConfigError,
     cell_jobs,
+    check_max_length,
     check_names,
     config_hash,
     expand_cells,
     input_key,
 )
 from blurbflow.init_from import source_job
-from blurbflow.models.limits import check_max_length
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import MAX_RUNTIME, cell_resources, estimated_minutes, submission_group
 from blurbflow.tasks import TASKS, register_tasks

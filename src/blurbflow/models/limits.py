@@ -1,8 +1,9 @@
 """Settings a model cannot take, found before any job runs: an input length beyond the model's
 position embeddings would tokenize fine and then fail in the first forward pass ("The expanded
 size of the tensor (1024) must match the existing size (512)"). Checked where the workflow
-plans, for every model whose files are already there (a local folder, a prefetched hub
-snapshot), and again by the tokenize step, for models built or fetched since."""
+plans (blurbflow.config.check_max_length), for every model whose files are already there (a
+local folder, a prefetched hub snapshot), and again by the tokenize step, for models built or
+fetched since."""
 
 from __future__ import annotations
 
@@ -43,33 +44,6 @@ def available_limit(model: ModelOptions) -> int | None:
         return position_limit(model_folder(model))
     except (ValueError, OSError):  # not built or not prefetched yet
         return None
-
-
-def where_max_length(config: dict, task: str, recipe: str) -> str:
-    """The config key a cell's max_length comes from, for the error message."""
-    if "max_length" in ((config.get("tasks") or {}).get(task) or {}):
-        return f"tasks.{task}.max_length"
-    if "max_length" in ((config.get("recipes") or {}).get(recipe) or {}):
-        return f"recipes.{recipe}.max_length"
-    if "max_length" in (config.get("defaults") or {}):
-        return "defaults.max_length"
-    return f"the default max_length of task {task} (set tasks.{task}.max_length)"
-
-
-def check_max_length(config: dict, jobs) -> None:
-    """Every job's max_length fits its model's positions (jobs: blurbflow.config.CellJob)."""
-    limits: dict[str, int | None] = {}
-    for job in jobs:
-        options = job.options
-        if options.model not in limits:
-            limits[options.model] = available_limit(options.model_options)
-        limit = limits[options.model]
-        if limit is not None and options.max_length > limit:
-            raise ConfigError(
-                f"{where_max_length(config, options.task, options.recipe)}: "
-                f"{options.max_length} is more than model {options.model!r} takes ({limit} "
-                f"positions, its config.json); lower it to at most {limit}"
-            )
 
 
 def check_input_length(model: ModelOptions, max_length: int) -> None:
