@@ -7,18 +7,22 @@ from blurbflow.cluster import estimated_minutes
 from blurbflow.config import cell_jobs, expand_cells
 
 
+def study_jobs(config: dict) -> dict[str, dict]:
+    """study → its fine-tuning jobs (folder → blurbflow.config.CellJob); studies share jobs."""
+    return {name: cell_jobs(expand_cells(config, [name])) for name in config.get("studies", {})}
+
+
 def table_hours(config: dict) -> dict[str, float]:
     """study → device-hours of all its fine-tuning jobs by the size table (a job shared with
     another study counts in both, as the report's compute figures do)."""
     models, overrides = config.get("models", {}), config.get("resources")
-    hours = {}
-    for name in config.get("studies", {}):
-        jobs = cell_jobs(expand_cells(config, [name])).values()
-        minutes = sum(
+    return {
+        name: sum(
             estimated_minutes(
                 job.options, models[job.model].get("size", "base"), overrides, len(job.seeds)
             )
-            for job in jobs
+            for job in jobs.values()
         )
-        hours[name] = minutes / 60
-    return hours
+        / 60
+        for name, jobs in study_jobs(config).items()
+    }

@@ -16,6 +16,7 @@ import yaml
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, work
 from blurbflow.plan.remaining import Scan, scan
 
@@ -137,7 +138,7 @@ def _summary(entries, paths: set[str]) -> dict:
 def _studies(config: dict, running: dict) -> dict:
     """Each study's share: its own seeds of the jobs still to run (a job several studies share
     is in each of their lines, once in the total)."""
-    owned = {name: cell_jobs(expand_cells(config, [name])) for name in config.get("studies", {})}
+    owned = study_jobs(config)
     owners: dict[str, int] = defaultdict(int)
     for mine in owned.values():
         for path in mine:
