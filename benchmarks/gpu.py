@@ -55,6 +55,8 @@ from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.predict import BatchFormat, make_batch, predict
 from blurbflow.train.progress import Progress
 
+RESULTS_FILE = Path(__file__).resolve().parents[1] / "resources" / "benchmarks" / "gpu.json"
+
 # ChemProt train (18,035 sentences, entities dummified), uncased WordPiece length with [CLS] and
 # [SEP] at quantiles 0, 5, ..., 100 % (mean 66.4; 6.3 % longer than 128)
 CHEMPROT_LENGTHS = (11, 28, 32, 36, 39, 42, 45, 49, 52, 55, 58, 62, 65, 69, 74, 80, 87, 95, 109)
@@ -110,20 +112,20 @@ def build_model(config: BertConfig, device: torch.device):
 
 
 def build_optimizer(kind: str, model, o: CellOptions):
-    """`ours`: as train.cell builds it (the foreach path on CUDA); `ours-loop`: its per-tensor loop;
+    """`ours`: as train.cell builds it (foreach on CUDA, fused on the CPU); `ours-loop`: its loop;
     `torch-fused`: torch.optim.AdamW(fused=True) on the same groups (foreach where unfused)."""
     groups = surgery.parameter_groups(model, o.lr, o.weight_decay, o.layerwise_lr_decay)
     groups = [{k: v for k, v in g.items() if k != "names"} for g in groups]
     betas = (o.adam_beta1, o.adam_beta2)
     if kind.startswith("ours"):
-        foreach = False if kind == "ours-loop" else None
+        kernel = "loop" if kind == "ours-loop" else None
         return AdamW(
             groups,
             lr=o.lr,
             betas=betas,
             eps=o.adam_epsilon,
             bias_correction=o.adam_bias_correction,
-            foreach=foreach,
+            kernel=kernel,
         )
     return torch_adamw(groups, o.lr, betas, o.adam_epsilon)
 
@@ -173,13 +175,13 @@ def train_run(config, precision: str, kind: str, device, warmup: int, steps: int
         loop.step(data["length"], batch, make, lambda loss: loss)
     sync(device)
     seconds = time.perf_counter() - start
-    foreach = isinstance(optimizer, AdamW) and optimizer.uses_foreach(device)
+    kernel = optimizer.kernel_for(device, torch.float32) if isinstance(optimizer, AdamW) else None
     state = SimpleNamespace(losses=[], epoch=1, step=warmup + steps, scaler=None)
     error = loop.sync(state, force=True)
     result = {
         "precision": precision,
         "runs_as": loop.precision,
-        "optimizer": f"ours ({'foreach' if foreach else 'loop'})" if kind == "ours" else kind,
+        "optimizer": f"ours ({kernel})" if kind == "ours" else kind,
         "optimizer_class": type(optimizer).__module__ + "." + type(optimizer).__name__,
         "batching": o.batching,
         "steps": steps,
@@ -225,7 +227,7 @@ def optim_run(config, device, warmup: int, steps: int) -> list[dict]:
     model = build_model(config, device)
     o = options_for("fp32")
     out = []
-    for kind in ("ours-loop", "ours-foreach", "torch-foreach", "torch-fused"):
+    for kind in ("ours-loop", "ours-foreach", "ours-fused", "torch-foreach", "torch-fused"):
         reset_peak(device)
         params = [torch.nn.Parameter(p.detach().clone()) for p in model.parameters()]
         gen = torch.Generator(device).manual_seed(0)
@@ -233,7 +235,7 @@ def optim_run(config, device, warmup: int, steps: int) -> list[dict]:
             p.grad = torch.randn(p.shape, generator=gen, device=device) * 1e-3
         groups = [{"params": params[::2], "weight_decay": 0.01}, {"params": params[1::2]}]
         if kind.startswith("ours"):
-            optimizer = AdamW(groups, lr=o.lr, foreach=kind == "ours-foreach")
+            optimizer = AdamW(groups, lr=o.lr, kernel=kind.removeprefix("ours-"))
         elif kind == "torch-foreach":
             optimizer = torch.optim.AdamW(groups, lr=o.lr, foreach=True)
         else:
@@ -288,7 +290,7 @@ def estimates(train: list[dict], evals: list[dict]) -> list[dict]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).with_name("gpu.json"))
+    p.add_argument("--out", type=Path, default=RESULTS_FILE)
     p.add_argument("--smoke", action="store_true", help="tiny BERT, few steps, runs anywhere")
     p.add_argument("--cpu", action="store_true", help="without a GPU: run on the CPU")
     p.add_argument("--parts", default="train,eval,optim", help="any of train,eval,optim")

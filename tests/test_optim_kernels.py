@@ -1,5 +1,5 @@
-"""The foreach path of blurbflow's AdamW against the per-tensor loop (the reference): the same
-parameters and state after many steps, and state dicts that move between the two paths."""
+"""The foreach and fused kernels of blurbflow's AdamW against the per-tensor loop (the reference):
+the same parameters and state after many steps, and state dicts that move between kernels."""
 
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ def make_params(dtype, mixed: bool = False) -> list[torch.nn.Parameter]:
     return params
 
 
-def make_optimizer(params, foreach: bool | None, bias_correction: bool) -> AdamW:
+def make_optimizer(params, kernel: str | None, bias_correction: bool) -> AdamW:
     groups = [
         {"params": params[:4], "weight_decay": 0.01},  # weights and LayerNorm
         {"params": params[4:], "lr": 1e-3, "weight_decay": 0.0, "betas": (0.8, 0.99), "eps": 1e-6},
     ]
-    return AdamW(groups, lr=5e-4, eps=1e-8, bias_correction=bias_correction, foreach=foreach)
+    return AdamW(groups, lr=5e-4, eps=1e-8, bias_correction=bias_correction, kernel=kernel)
 
 
 def set_grads(params, step: int, gen: torch.Generator) -> None:
@@ -67,14 +67,15 @@ TOLERANCES = {
 }
 
 
+@pytest.mark.parametrize("kernel", ["foreach", "fused"])
 @pytest.mark.parametrize("bias_correction", [True, False])
 @pytest.mark.parametrize(
     "dtype,mixed", [(torch.float32, False), (torch.float64, False), (torch.float32, True)]
 )
-def test_foreach_matches_loop(dtype, mixed, bias_correction):
+def test_kernel_matches_loop(kernel, dtype, mixed, bias_correction):
     ref, vec = make_params(dtype, mixed), make_params(dtype, mixed)
-    opt_ref = make_optimizer(ref, foreach=False, bias_correction=bias_correction)
-    opt_vec = make_optimizer(vec, foreach=True, bias_correction=bias_correction)
+    opt_ref = make_optimizer(ref, kernel="loop", bias_correction=bias_correction)
+    opt_vec = make_optimizer(vec, kernel=kernel, bias_correction=bias_correction)
     run(ref, opt_ref, 200)
     run(vec, opt_vec, 200)
     assert_same(ref, opt_ref, vec, opt_vec, **TOLERANCES[dtype])
@@ -83,17 +84,20 @@ def test_foreach_matches_loop(dtype, mixed, bias_correction):
     assert not torch.equal(ref[0], make_params(dtype)[0])  # it did move
 
 
-@pytest.mark.parametrize("saved_by,loaded_by", [(False, True), (True, False)])
+@pytest.mark.parametrize(
+    "saved_by,loaded_by",
+    [("loop", "foreach"), ("foreach", "loop"), ("fused", "loop"), ("loop", "fused")],
+)
 def test_state_dict_moves_between_paths(saved_by, loaded_by):
     first = make_params(torch.float32)
-    opt_first = make_optimizer(first, foreach=saved_by, bias_correction=True)
+    opt_first = make_optimizer(first, kernel=saved_by, bias_correction=True)
     run(first, opt_first, 40)
     buffer = io.BytesIO()
     torch.save(opt_first.state_dict(), buffer)
-    assert all("foreach" not in g for g in opt_first.state_dict()["param_groups"])
+    assert all("kernel" not in g for g in opt_first.state_dict()["param_groups"])
 
     second = [torch.nn.Parameter(p.detach().clone()) for p in first]
-    opt_second = make_optimizer(second, foreach=loaded_by, bias_correction=True)
+    opt_second = make_optimizer(second, kernel=loaded_by, bias_correction=True)
     buffer.seek(0)
     opt_second.load_state_dict(torch.load(buffer, weights_only=True))
     assert_same(first, opt_first, second, opt_second, rtol=0, atol=0)
@@ -103,18 +107,47 @@ def test_state_dict_moves_between_paths(saved_by, loaded_by):
     assert_same(first, opt_first, second, opt_second, **TOLERANCES[torch.float32])
 
 
-def test_foreach_none_uses_the_loop_on_cpu(monkeypatch):
-    opt = make_optimizer(make_params(torch.float32), foreach=None, bias_correction=True)
-    assert not opt.uses_foreach(torch.device("cpu"))
-    assert opt.uses_foreach(torch.device("cuda"))
-    assert make_optimizer([], foreach=True, bias_correction=True).uses_foreach(torch.device("cpu"))
+def test_default_kernel_is_fused_on_cpu_and_foreach_on_cuda(monkeypatch):
+    opt = make_optimizer(make_params(torch.float32), kernel=None, bias_correction=True)
+    assert opt.kernel_for(torch.device("cpu"), torch.float32) == "fused"
+    assert opt.kernel_for(torch.device("cpu"), torch.float16) == "foreach"  # not a tested dtype
+    assert opt.kernel_for(torch.device("cuda"), torch.float32) == "foreach"
+    loop = make_optimizer([], kernel="loop", bias_correction=True)
+    assert loop.kernel_for(torch.device("cuda"), torch.float32) == "loop"
+    with pytest.raises(ValueError, match="use one of loop, foreach, fused"):
+        make_optimizer([], kernel="fast", bias_correction=True)
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("foreach path taken")
+    calls = []
+    real = torch._fused_adamw_
+    monkeypatch.setattr(torch, "_fused_adamw_", lambda *a, **k: calls.append(1) or real(*a, **k))
+    params = make_params(torch.float32)
+    run(params, make_optimizer(params, kernel=None, bias_correction=False), 3)
+    assert len(calls) == 6  # two groups, three steps
+    params = make_params(torch.float32)
+    run(params, make_optimizer(params, kernel="loop", bias_correction=False), 3)
+    assert len(calls) == 6
 
-    monkeypatch.setattr(torch, "_foreach_lerp_", refuse)
-    params = make_params(torch.float32)
-    run(params, make_optimizer(params, foreach=None, bias_correction=True), 3)
-    params = make_params(torch.float32)
-    with pytest.raises(AssertionError, match="foreach path taken"):
-        run(params, make_optimizer(params, foreach=True, bias_correction=True), 3)
+
+@pytest.mark.parametrize("scale", [1e-3, 1e3])  # below and above the limit
+def test_clip_gradients_equals_torch(scale):
+    from blurbflow.train.device import clip_gradients
+
+    ours, theirs = make_params(torch.float32), make_params(torch.float32)
+    gen = torch.Generator().manual_seed(3)
+    for a, b in zip(ours, theirs, strict=True):
+        a.grad = torch.randn(a.shape, generator=gen) * scale
+        b.grad = a.grad.clone()
+    ours[1].grad = theirs[1].grad = None  # a frozen tensor
+    clip_gradients(ours, 1.0)
+    torch.nn.utils.clip_grad_norm_(theirs, 1.0)
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a.grad is None) == (b.grad is None)
+        if a.grad is not None:
+            torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=0)
+    total = torch.linalg.vector_norm(
+        torch.stack([g.grad.norm() for g in ours if g.grad is not None])
+    )
+    if scale > 1:
+        assert float(total) == pytest.approx(1.0, rel=1e-5)
+    else:
+        assert float(total) < 1.0
