@@ -165,3 +165,32 @@ def test_blurb_score_macro_over_types():
     assert blurb_label([*TASKS]).startswith("BLURB (ner, pico")  # + tasks beyond BLURB
     assert math.isnan(blurb_score({}))
     assert math.isnan(blurb_score({"bc5chem": math.nan, "biosses": 60.0}))
+
+
+def test_relaxed_entity_f1_counts_overlaps_by_hand():
+    from blurbflow.metrics import relaxed_entity_f1
+
+    # gold entities: tokens 0-1 and 3; predicted: token 1 (overlaps the first) and token 5
+    gold = [["B", "I", "O", "B", "O", "O"]]
+    pred = [["O", "B", "O", "O", "O", "B"]]
+    # precision 1/2 (the one at 5 overlaps nothing), recall 1/2 (the entity at 3 is missed)
+    assert relaxed_entity_f1(gold, pred) == pytest.approx(50.0)
+    assert entity_f1(gold, pred) == 0.0  # no boundary matches exactly
+    # exact predictions score as strict F1 does; typed entities must agree on their type
+    assert relaxed_entity_f1(gold, gold) == pytest.approx(100.0)
+    typed_gold = [["B-protein", "I-protein", "O", "B-DNA"]]
+    typed_pred = [["B-DNA", "I-DNA", "O", "B-DNA"]]
+    assert relaxed_entity_f1(typed_gold, typed_pred) == pytest.approx(50.0)
+    # one wide prediction overlapping two gold entities: both found, the prediction correct
+    assert relaxed_entity_f1([["B", "O", "B"]], [["B", "I", "I"]]) == pytest.approx(100.0)
+    assert relaxed_entity_f1([["O", "O"]], [["O", "O"]]) == 0.0
+    with pytest.raises(ValueError, match="sentence 0: 2 gold tags but 1 predicted"):
+        relaxed_entity_f1([["B", "O"]], [["B"]])
+
+
+def test_ner_cells_record_strict_and_relaxed_entity_f1():
+    from blurbflow.metrics import also_reported
+    from blurbflow.tasks import get_task
+
+    scores = also_reported(get_task("bc5chem"), [["B", "I", "O"]], [["O", "B", "O"]])
+    assert scores == {"entity_f1": 0.0, "relaxed_entity_f1": pytest.approx(100.0)}

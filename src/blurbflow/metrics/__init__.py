@@ -14,6 +14,7 @@ from blurbflow.metrics.scores import (
     pearson,
     pico_macro_f1,
     positive_f1,
+    relaxed_entity_f1,
 )
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "pearson",
     "pico_macro_f1",
     "positive_f1",
+    "relaxed_entity_f1",
     "types_present",
 ]

@@ -47,7 +47,7 @@ def chance_baseline(spec: TaskSpec, train_gold: Sequence, eval_gold: Sequence) -
     label (0) unless a positive label scores higher; for GAD, always-"1" versus the majority.
     Extractive QA: `blurbflow.metrics.span.span_chance` (a computed value, not 0).
     """
-    if spec.metric in ("entity_f1", "pico_macro_f1"):
+    if spec.metric in ("entity_f1", "relaxed_entity_f1", "pico_macro_f1"):
         return compute_metric(spec, eval_gold, _all_outside(eval_gold))
     if spec.metric == "pearson":
         return 0.0

@@ -41,6 +41,35 @@ def entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> f
         return 100.0 * float(f1_score([list(g) for g in gold], [list(p) for p in pred]))
 
 
+def relaxed_entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
+    """NER, lenient: entity F1 where a predicted entity counts as correct when it overlaps a
+    gold entity of the same type in the same sentence (Tinn et al., Table 11: "overlap counted
+    as correct"). Precision is the share of predicted entities overlapping a gold one, recall
+    the share of gold entities overlapped by a predicted one; entities chunked as `entity_f1`
+    chunks them (conlleval)."""
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    _check_lengths(gold, pred)
+    found = predicted = hit = total = 0
+    for i, (g, p) in enumerate(zip(gold, pred, strict=True)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {i}: {len(g)} gold tags but {len(p)} predicted tags")
+        gold_spans, pred_spans = get_entities(list(g)), get_entities(list(p))
+
+        def overlaps(a, spans):
+            return any(a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] for b in spans)
+
+        predicted += len(pred_spans)
+        hit += sum(overlaps(a, gold_spans) for a in pred_spans)
+        total += len(gold_spans)
+        found += sum(overlaps(b, pred_spans) for b in gold_spans)
+    precision = hit / predicted if predicted else 0.0
+    recall = found / total if total else 0.0
+    if not precision + recall:
+        return 0.0
+    return 100.0 * 2 * precision * recall / (precision + recall)
+
+
 def _flatten(tags: Sequence) -> list[str]:
     """Accept PICO tags per sentence (list of lists) or already flattened."""
     if len(tags) and not isinstance(tags[0], str):
@@ -153,6 +182,7 @@ def accuracy(gold: Sequence, pred: Sequence) -> float:
 
 METRICS: dict[str, Callable[..., float]] = {
     "entity_f1": entity_f1,
+    "relaxed_entity_f1": relaxed_entity_f1,
     "pico_macro_f1": pico_macro_f1,
     "micro_f1": micro_f1,
     "positive_f1": positive_f1,
@@ -196,9 +226,19 @@ def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
     return metric(gold, pred, **metric_options(spec))
 
 
+# metrics whose evaluations also record their family's other scores
+FAMILIES = {name: ("entity_f1", "relaxed_entity_f1") for name in ("entity_f1", "relaxed_entity_f1")}
+
+
 def also_reported(spec: TaskSpec, gold: Sequence, pred: Sequence) -> dict[str, float]:
     """Scores recorded beside the primary one: extractive QA's metric family (SQuAD: F1 and
-    exact match; BioASQ factoid: MRR, strict and lenient accuracy); {} for every other task."""
+    exact match; BioASQ factoid: MRR, strict and lenient accuracy) and NER's strict and relaxed
+    entity F1; {} for every other task."""
+    if spec.metric in FAMILIES:
+        return {
+            name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
+            for name in FAMILIES[spec.metric]
+        }
     if spec.metric not in SPAN_METRICS:
         return {}
     family = spec.metric.split("_")[0] + "_"

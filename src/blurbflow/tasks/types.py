@@ -128,7 +128,9 @@ SPAN_COLUMNS = (
 TYPES: dict[str, TaskType] = {
     t.name: t
     for t in [
-        TaskType(name="ner", metrics=("entity_f1",), stats=_ner_stats, **_TAGGING),
+        TaskType(
+            name="ner", metrics=("entity_f1", "relaxed_entity_f1"), stats=_ner_stats, **_TAGGING
+        ),
         TaskType(name="pico", metrics=("pico_macro_f1",), stats=_pico_stats, **_TAGGING),
         # re: `text` has the entities replaced by placeholders; `original_text` with the e1/e2
         # character spans (e1 first) lets marker inputs be built; None where the source has none
