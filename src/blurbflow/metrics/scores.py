@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from blurbflow.metrics.span import METRICS as SPAN_METRICS
 from blurbflow.tasks.registry import TaskSpec
+from blurbflow.tasks.types import metric_family
 
 
 def _check_lengths(gold: Sequence, pred: Sequence) -> None:
@@ -226,24 +227,11 @@ def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
     return metric(gold, pred, **metric_options(spec))
 
 
-# metrics whose evaluations also record their family's other scores
-FAMILIES = {name: ("entity_f1", "relaxed_entity_f1") for name in ("entity_f1", "relaxed_entity_f1")}
-
-
 def also_reported(spec: TaskSpec, gold: Sequence, pred: Sequence) -> dict[str, float]:
-    """Scores recorded beside the primary one: extractive QA's metric family (SQuAD: F1 and
-    exact match; BioASQ factoid: MRR, strict and lenient accuracy) and NER's strict and relaxed
-    entity F1; {} for every other task."""
-    if spec.metric in FAMILIES:
-        return {
-            name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
-            for name in FAMILIES[spec.metric]
-        }
-    if spec.metric not in SPAN_METRICS:
-        return {}
-    family = spec.metric.split("_")[0] + "_"
+    """Scores recorded beside the primary one: its family's (tasks.types.METRIC_FAMILIES; SQuAD:
+    F1 and exact match; BioASQ factoid: MRR, strict and lenient accuracy; NER: strict and
+    relaxed entity F1); {} for a metric without one."""
     return {
         name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
-        for name in SPAN_METRICS
-        if name.startswith(family)
+        for name in metric_family(spec.metric)
     }

@@ -4,10 +4,13 @@ the statistics and the report all read a study's cells through here (docs/result
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 
 import pandas as pd
 
+from blurbflow.grid import REFERENCE_PREFIX, reference_name
 from blurbflow.metrics.blurb import BLURB_TYPES
 from blurbflow.results.aggregate import best_grid_points
 from blurbflow.results.choices import (
@@ -17,7 +20,6 @@ from blurbflow.results.choices import (
     select_on_reference,
 )
 from blurbflow.results.folds import fold_rows, shown_tasks
-from blurbflow.grid import REFERENCE_PREFIX, reference_name
 from blurbflow.results.layout import DIMS
 from blurbflow.study_plan import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
@@ -85,11 +87,45 @@ def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     to its recipe best on dev (see `results.choices`), a cross-validated task's folds reduced
     to one row per seed (`results.folds`); only the STUDY_COLUMNS that `cells` has (and
     `chosen` with groups, `folds` with cross-validation)."""
-    light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
+    wanted = STUDY_COLUMNS + (SCORE_COLUMNS if study.get("metric") else [])
+    light = cells[[c for c in wanted if c in cells.columns]]
     light = light[in_study(light, study)]
     reference = study.get("reference_models")
     selected = select_on_reference(light, reference) if reference else best_grid_points(light)
+    if study.get("metric"):
+        selected = with_study_metric(selected, study["metric"])
     return choose_recipes(fold_rows(selected, study), study)
+
+
+SCORE_COLUMNS = ["metric", "epochs", "selected_epoch", "selected_step"]
+
+
+def _selected_score(row, metric: str) -> float:
+    """`metric`'s test score at the cell's selected evaluation (result.json's `epochs` record
+    with the selected epoch and step), NaN where it was not recorded."""
+    if row["metric"] == metric:
+        return row["test"]
+    try:
+        records = json.loads(row["epochs"]) or []
+    except (TypeError, ValueError):
+        return math.nan
+    step = None if pd.isna(row["selected_step"]) else int(row["selected_step"])
+    for record in records:
+        if record.get("epoch") == row["selected_epoch"] and record.get("step") == step:
+            value = (record.get("test_scores") or {}).get(metric)
+            return math.nan if value is None else float(value)
+    return math.nan
+
+
+def with_study_metric(selected: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """`selected` with its test scores replaced by `metric` (a study's `metric`: another score
+    the same evaluations recorded). Epochs and hyperparameters stay those chosen on the task's
+    own dev metric; an ok cell that did not record it (written before it was) has no score."""
+    if not len(selected):
+        return selected
+    out = selected.copy()
+    out["test"] = [_selected_score(row, metric) for _, row in out.iterrows()]
+    return out.drop(columns=[c for c in SCORE_COLUMNS if c in out.columns])
 
 
 def seed_scores(selected: pd.DataFrame) -> dict[tuple, list[float]]:

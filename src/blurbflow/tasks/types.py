@@ -191,6 +191,20 @@ TASK_TYPES: tuple[str, ...] = tuple(TYPES)
 BLURB_TYPES: tuple[str, ...] = tuple(name for name, t in TYPES.items() if t.blurb)
 
 
+# Metrics computed together at every evaluation (result.json's dev_scores/test_scores): a study's
+# `metric` may show another member of its tasks' family (Tinn et al. Table 11: relaxed entity F1).
+METRIC_FAMILIES = (
+    ("entity_f1", "relaxed_entity_f1"),
+    ("squad_f1", "squad_em"),
+    ("factoid_mrr", "factoid_strict", "factoid_lenient"),
+)
+
+
+def metric_family(metric: str) -> tuple[str, ...]:
+    """The metrics recorded beside `metric` (itself included); () when it has no family."""
+    return next((family for family in METRIC_FAMILIES if metric in family), ())
+
+
 def get_type(name: str) -> TaskType:
     try:
         return TYPES[name]
