@@ -79,7 +79,8 @@ def run_rule(log, step, **kwargs):
             write(pathlib.Path(out, name))
     elif command == "tables":
         for study in kwargs["config"]["studies"]:
-            for ext in ("csv", "md", "tex", "reproduction.csv"):  # as the tables rule writes
+            # as the tables rule writes
+            for ext in ("csv", "md", "tex", "reproduction.csv", "comparisons.csv"):
                 write(pathlib.Path(kwargs["out_dir"], study + "." + ext))
     elif command == "prefetch":  # a marker whose (empty) snapshot is complete
         write(out)

@@ -132,8 +132,10 @@ def aggregate(config: dict, out: str, rescore: bool | None = None) -> None:
 
 
 def _write_tables(config: dict, cells, out_dir: Path) -> None:
-    """Per study its table (CSV, Markdown, LaTeX) and its numbers beside the paper's
-    (`{study}.reproduction.csv`; empty published columns when there are none)."""
+    """Per study its table (CSV, Markdown, LaTeX), its numbers beside the paper's
+    (`{study}.reproduction.csv`; empty published columns when there are none) and its
+    comparisons with their power (`{study}.comparisons.csv`)."""
+    from blurbflow.results.comparisons import study_comparisons, write_comparisons
     from blurbflow.results.formats import write_table
     from blurbflow.results.layout import shown_study
     from blurbflow.results.reproduction import reproduction_rows, write_reproduction
@@ -146,6 +148,7 @@ def _write_tables(config: dict, cells, out_dir: Path) -> None:
         write_table(table, out_dir / name)
         rows = reproduction_rows(cells, name, study, selected, table)
         write_reproduction(rows, out_dir / name)
+        write_comparisons(study_comparisons(cells, study, selected), out_dir / name)
 
 
 def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:

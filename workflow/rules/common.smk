@@ -55,11 +55,12 @@ except ConfigError as err:
 STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
 STUDY_SOURCES = sorted({source for task in STUDY_TASKS for source in TASKS[task].sources})
 JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
-# each study's table, and its numbers beside the paper's (blurbflow.results.reproduction)
+# each study's table, its numbers beside the paper's (blurbflow.results.reproduction) and its
+# comparisons with their power (blurbflow.results.comparisons)
 TABLE_FILES = expand(
     "results/tables/{study}.{ext}",
     study=config["studies"],
-    ext=["csv", "md", "tex", "reproduction.csv"],
+    ext=["csv", "md", "tex", "reproduction.csv", "comparisons.csv"],
 )
 DATA_SOURCE = config.get("data", {}).get("source", "download")
 if DATA_SOURCE == "generated":  # a task without synthetic data stops the run before any job

@@ -15,11 +15,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
 from blurbflow.record.schema import STATUSES
+from blurbflow.report.comparisons import comparisons_view
 from blurbflow.report.curves import task_curves
 from blurbflow.report.overview import blurb_overview
 from blurbflow.report.reproduction import reproduction_view
 from blurbflow.report.seeds import seed_sections
 from blurbflow.results.choices import shown_study
+from blurbflow.results.comparisons import study_comparisons
 from blurbflow.results.formats import entry_text
 from blurbflow.results.reproduction import reproduction_rows
 from blurbflow.results.stats import (
@@ -166,6 +168,7 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "failures": _records(failure_rates(everything, study, selected)),
         "seed_sections": seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),
+        "comparisons": comparisons_view(study_comparisons(everything, study, selected), study),
     }
 
 
