@@ -122,3 +122,18 @@ def test_too_few_seeds_or_no_spread_give_no_test():
         result = compare(sample, reference, delta=1.0)
         assert result["label"] == "undecided"
         assert all(math.isnan(result[k]) for k in ("low", "high", "p_welch", "p_tost", "mde"))
+
+
+def test_power_is_the_noncentral_t_s_mass_beyond_the_critical_values():
+    from scipy.special import nctdtr
+    from scipy.stats import nct
+
+    se, df = 1.0, 7.5
+    critical = student.ppf(0.975, df)
+    for difference in (0.0, 1.0, 3.0, -3.0):
+        expected = nct.sf(critical, df, abs(difference)) + nct.cdf(-critical, df, abs(difference))
+        assert welch_power(difference, se, df) == pytest.approx(expected, abs=1e-12)
+    assert welch_power(0.0, se, df) == pytest.approx(0.05)  # no difference: the test's level
+    # far out scipy.special's nctdtr gives NaN (here; stats' nct does not): power 1, not NaN
+    assert math.isnan(nctdtr(10.0, 45.75, student.ppf(0.975, 10.0)))
+    assert welch_power(45.75, 1.0, 10.0) == pytest.approx(1.0)
