@@ -9,9 +9,10 @@ error sqrt(s1²/n1 + s2²/n2) and the Welch–Satterthwaite degrees of freedom.
   and H0 difference ≥ +delta; equivalent when both reject at 5% (the larger p below 0.05,
   which is the same as the 90% interval lying inside ±delta).
 - The minimal detectable difference (MDE): the true difference the two-sided 5% Welch test
-  would detect with 80% power, given the seeds run and their observed spread. Exact for the
-  t-test: the power is the noncentral t's mass beyond ±t(0.975, df) with noncentrality
-  difference / se (scipy.special.nctdtr), solved for the difference. The normal approximation
+  would detect with 80% power, given the seeds run and their observed spread: the power is the
+  noncentral t's mass beyond ±t(0.975, df) with noncentrality difference / se
+  (scipy.special.nctdtr), solved for the difference (exact for Student's test with equal
+  spreads and sizes; for Welch's the usual approximation, with Welch's df). The normal approximation
   (z(0.975) + z(0.8)) × se ≈ 2.80 × se is its large-sample limit (`mde_normal`).
 - Seeds needed: the fewest seeds per side (both sides alike, each with its observed spread)
   whose t-based power for a difference of delta reaches 80%, found by counting n up from the
@@ -75,8 +76,8 @@ def welch_power(difference: float, se: float, df: float, alpha: float = ALPHA) -
 
 
 def minimal_detectable(se: float, df: float, alpha: float = ALPHA, power: float = POWER) -> float:
-    """The difference the two-sided Welch t-test detects with `power` (noncentral t, exact for
-    the test given se and df); NaN when se or df is not a positive finite number."""
+    """The difference the two-sided Welch t-test detects with `power` (noncentral t with
+    Welch's df, see the module doc); NaN when se or df is not a positive finite number."""
     from scipy.optimize import brentq
 
     if not (se > 0 and df > 0 and math.isfinite(se) and math.isfinite(df)):
