@@ -230,13 +230,30 @@ def test_tinn_tables_7_to_9_cover_blurb():
         4,
         6,
     }
-    assert set(shown_study(studies["tinn-table9"])["recipes"]) == {"standard", "optimal"}
+    assert set(shown_study(studies["tinn-table9"])["recipes"]) == {"tinn-standard", "optimal"}
     cells = expand_cells(CONFIG, ["tinn-table9"]).values()
     reinit = {(c.model, c.options.reinit_top) for c in cells if c.options.reinit_top}
     assert max(d for m, d in reinit if m == "pubmedbert") == 3
     assert max(d for m, d in reinit if m == "pubmedbert-large") == 6
     final = _options("tinn-table9-biosses", "tinn-biosses-train-dev")
     assert final.train_on == "train+dev" and final.select == "last"
+    # "Standard": Gu's for the BASE model, the improved optimisation for the LARGE ones
+    standard = {(c.model, c.recipe) for c in cells if c.recipe in ("standard", "tinn-improved")}
+    assert standard == {
+        ("pubmedbert", "standard"),
+        ("pubmedbert-large", "tinn-improved"),
+        ("pubmedelectra-large", "tinn-improved"),
+    }
+    single = {
+        (c.model, c.task, c.options.inputs.segment_ids)
+        for c in cells
+        if c.recipe == "tinn-single-segment"
+    }
+    assert single == {("pubmedbert", "pubmedqa", "single")}
+    # Table 2: BIOSSES and BioASQ with the improved optimisation (Tables 3 and 4), the rest Gu's
+    table2 = {(c.task, c.recipe) for c in expand_cells(CONFIG, ["tinn-table2"]).values()}
+    improved = {t for t, r in table2 if r == "tinn-improved"}
+    assert improved == {"biosses", "bioasq"} and len({t for t, _ in table2}) == 13
 
 
 def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
@@ -353,6 +370,14 @@ def test_biolm_table2_is_the_papers_protocol():
     assert (classification["batch_size"], classification["epochs"]) == (16, 10)
     assert classification["eval_every_steps"] == 200
     assert resolve_recipe(CONFIG, "biolm-classification-printed")["lr"] == 0.002
+    # not printed: the defaults of Bio-LM's released run_classification.py
+    for name in ("biolm-tagging", "biolm-classification"):
+        recipe = resolve_recipe(CONFIG, name)
+        assert (recipe["weight_decay"], recipe["adam_epsilon"], recipe["warmup_ratio"]) == (
+            0.0,
+            1e-8,
+            0.0,
+        )
     jobs = _job_options("biolm-table2")
     # per model and seed: GAD's tune fold searches, the other nine folds train once after it
     gad = [o for o in jobs.values() if o.model == "roberta" and o.task.startswith("gad-")]
@@ -373,6 +398,12 @@ def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
     assert setting("biom-electra-large", "chemprot") == (4, 7e-5, 32)
     assert setting("biom-albert-xxlarge", "squad2") == (2, 3e-5, 128)
     assert setting("pubmedbert", "bioasq-factoid") == (3, 1e-5, 128)
+    assert setting("pubmedbert-full", "squad2") == (2, 5e-5, 32)  # PubMedBERT_B+
+    # the appendix's epochs, the last kept; SQuAD2.0 and BioASQ on every training question
+    assert {o.selection for o in jobs.values()} == {"last"}
+    qa = {o.train_on for o in jobs.values() if o.task in ("squad2", "bioasq-factoid")}
+    assert qa == {"train+dev"}
+    assert {o.train_on for o in jobs.values() if o.task == "chemprot"} == {"train"}
     for options in jobs.values():
         if options.task == "bioasq-factoid":
             source = options.init_from

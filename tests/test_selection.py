@@ -179,6 +179,49 @@ def test_choose_picks_the_recipe_per_task_on_dev_and_marks_it():
     assert failures.loc["optimal", "runs"] == 4 and failures.loc["optimal", "runs_all"] == 8
 
 
+def test_a_recipe_in_two_groups_shows_under_each_and_scope_picks_per_model():
+    # Tinn et al. Table 9: "Standard" is `standard` for the BASE model and the improved
+    # optimisation for the LARGE one; "Optimal" chooses among the Standard run and techniques
+    study = {
+        "models": ["base", "large"],
+        "tasks": ["biosses"],
+        "recipes": ["standard", "improved", "reinit"],
+        "recipe_scope": {"standard": {"models": ["base"]}, "improved": {"models": ["large"]}},
+        "choose": {
+            "standard-ft": ["standard", "improved"],
+            "optimal": ["standard", "improved", "reinit"],
+        },
+        "seeds": 2,
+        "table": {"rows": "task", "columns": ["model", "recipe"]},
+    }
+    rows = []
+    for seed in (1, 2):
+        rows += [
+            ("base", "biosses", "standard", "h", seed, 90.0, 80.0),  # best base on dev
+            ("base", "biosses", "improved", "h", seed, 99.0, 99.0),  # another study's run
+            ("base", "biosses", "reinit", "h", seed, 85.0, 70.0),
+            ("large", "biosses", "improved", "h", seed, 70.0, 60.0),
+            ("large", "biosses", "reinit", "h", seed, 88.0, 90.0),  # best large on dev
+        ]
+    table = study_table(frame(rows), "t9", study)
+    assert list(dict.fromkeys(table.columns.get_level_values("column"))) == [
+        "base / standard-ft",
+        "base / optimal",
+        "large / standard-ft",
+        "large / optimal",
+    ]
+    means = {c: table.loc["biosses", (c, "mean")] for c in ("base / standard-ft", "base / optimal")}
+    assert means == {"base / standard-ft": 80.0, "base / optimal": 80.0}  # standard, twice
+    assert table.loc["biosses", ("large / standard-ft", "mean")] == 60.0  # improved
+    assert table.loc["biosses", ("large / optimal", "mean")] == 90.0  # reinit
+    failures = failure_rates(frame(rows), study).set_index("recipe")
+    assert failures.loc["optimal", "runs"] == 4 and failures.loc["standard-ft", "runs"] == 4
+    same = {"a": ["standard", "improved"], "b": ["improved", "standard"]}
+    cfg = config({"standard": {}, "improved": {}, "reinit": {}}, choose=same)
+    with pytest.raises(ConfigError, match=r"studies\.s\.choose\.b: the same recipes as `a`"):
+        expand_cells(cfg)
+
+
 def test_recipe_scope_limits_what_runs_and_what_the_table_reads():
     recipes = {
         "base": {"lr": 1e-5, "batch_size": 16},

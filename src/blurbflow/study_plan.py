@@ -52,7 +52,10 @@ def check_study_selection(config: dict) -> None:
                             f"{where}.recipe_scope.{recipe}.{key}: {item!r} is not one of the "
                             f"study's {key}"
                         )
+        # a recipe may be a candidate of several groups (each chooses on its own); a group
+        # that repeats another's recipes would show the same column twice
         grouped: dict[str, str] = {}
+        seen: dict[frozenset, str] = {}
         for label, members in (study.get("choose") or {}).items():
             if label in config.get("recipes", {}) or label in recipes:
                 raise ConfigError(f"{where}.choose.{label}: the label names a recipe; rename it")
@@ -60,16 +63,17 @@ def check_study_selection(config: dict) -> None:
                 raise ConfigError(
                     f"{where}.choose.{label}: list at least two recipes to choose from"
                 )
+            if frozenset(members) in seen:
+                raise ConfigError(
+                    f"{where}.choose.{label}: the same recipes as `{seen[frozenset(members)]}`"
+                )
+            seen[frozenset(members)] = label
             for member in members:
                 if member not in recipes:
                     raise ConfigError(
                         f"{where}.choose.{label}: {member!r} is not one of the study's recipes"
                     )
-                if member in grouped:
-                    raise ConfigError(
-                        f"{where}.choose: {member!r} is in both {grouped[member]!r} and {label!r}"
-                    )
-                grouped[member] = label
+                grouped.setdefault(member, label)
         if study.get("baseline") in grouped:
             raise ConfigError(
                 f"{where}.baseline: {study['baseline']!r} is chosen among in "

@@ -90,13 +90,18 @@ def select_on_reference(frame: pd.DataFrame, reference: list[str]) -> pd.DataFra
 def choose_recipes(selected: pd.DataFrame, study: dict) -> pd.DataFrame:
     """Per (model, task) and `choose` label, keep the group's recipe with the best mean dev
     (over ok seeds, at its selected point) and relabel it; `chosen` names it. Ties and groups
-    with no ok seed go to the first recipe in the group's order that has cells."""
+    with no ok seed go to the first recipe in the group's order that has cells. Each group
+    chooses on its own: a recipe in two groups can be the choice of both (its cells then show
+    under both labels); where `recipe_scope` leaves a group one recipe for a model and task,
+    that recipe is the entry (Tinn et al. Table 9's "Standard": `standard` for the BASE model,
+    the improved optimisation for the LARGE ones)."""
     groups = study.get("choose") or {}
     if not groups or selected.empty:
         return selected
     selected = selected.copy()
     selected["chosen"] = None
-    drop = pd.Series(False, index=selected.index)
+    grouped = {m for members in groups.values() for m in members}
+    parts = [selected[~selected["recipe"].isin(grouped)]]
     for label, members in groups.items():
         part = selected[selected["recipe"].isin(members)]
         if part.empty:
@@ -109,9 +114,8 @@ def choose_recipes(selected: pd.DataFrame, study: dict) -> pd.DataFrame:
                 present,
                 key=lambda m: (mean_dev.get((model, task, m), -math.inf), -members.index(m)),
             )
-            index = cells.index
-            drop[index[cells["recipe"] != best]] = True
-            keep = index[cells["recipe"] == best]
-            selected.loc[keep, "chosen"] = best
-            selected.loc[keep, "recipe"] = label
-    return selected[~drop].reset_index(drop=True)
+            kept = cells[cells["recipe"] == best].copy()
+            kept["chosen"] = best
+            kept["recipe"] = label
+            parts.append(kept)
+    return pd.concat(parts).sort_index(kind="stable").reset_index(drop=True)

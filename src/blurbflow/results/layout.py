@@ -8,9 +8,14 @@ from __future__ import annotations
 DIMS = ("model", "task", "recipe")
 
 
-def choice_groups(study: dict) -> dict[str, str]:
-    """recipe → the `choose` label it is chosen under."""
-    return {m: label for label, members in (study.get("choose") or {}).items() for m in members}
+def choice_groups(study: dict) -> dict[str, list[str]]:
+    """recipe → the `choose` labels it is chosen under (a recipe may be a candidate of several
+    groups: Tinn et al. Table 9's LARGE "Standard" run is also a candidate of "Optimal")."""
+    groups: dict[str, list[str]] = {}
+    for label, members in (study.get("choose") or {}).items():
+        for member in members:
+            groups.setdefault(member, []).append(label)
+    return groups
 
 
 def shown_study(study: dict) -> dict:
@@ -19,8 +24,8 @@ def shown_study(study: dict) -> dict:
     groups = choice_groups(study)
     if not groups:
         return study
-    recipes = list(dict.fromkeys(groups.get(r, r) for r in study["recipes"]))
-    return {**study, "recipes": recipes}
+    shown = (label for r in study["recipes"] for label in groups.get(r, [r]))
+    return {**study, "recipes": list(dict.fromkeys(shown))}
 
 
 def study_layout(study: dict) -> tuple[str, list[str]]:
