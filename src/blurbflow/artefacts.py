@@ -7,7 +7,8 @@ re-runs its producer and never reaches a cell:
   whose size is the same but whose date changed): such a folder's producer is forced;
 - the job that reads it (`verify`, strict: every sha256, which the cell's identity hashes anyway)
   fails before any seed with the file and the rule that rebuilds it, and flags the record
-  `damaged`, so that the next workflow read re-runs that rule even when the date was kept.
+  `damaged`, so that the next workflow read re-runs that rule even when the date was kept; when
+  all match it records the files' dates as they are now (Snakemake touches a rule's outputs).
 
 A folder without a record (written before records were) is not checked."""
 
@@ -76,7 +77,7 @@ def _file_problem(path: str, record, strict: bool) -> str | None:
         return f"{path} is damaged: {stat.st_size} bytes, {record.get('size')} when written"
     if not strict and stat.st_mtime_ns == record.get("mtime_ns"):
         return None
-    if file_sha256(path) != record.get("sha256"):
+    if file_sha256(path, fresh=strict) != record.get("sha256"):
         return f"{path} is damaged: its sha256 differs from the one recorded when written"
     return None
 
@@ -106,9 +107,10 @@ def verify(folder: str | os.PathLike, what: str) -> None:
     rule that rebuilds it; the record is flagged so that the next workflow read re-runs that
     rule (whose output this folder is) even when the file's date was kept."""
     problem = damaged(folder, strict=True)
-    if problem is None:
-        return
     record = read_record(folder) or {}
+    if problem is None:
+        _redate(folder, record)
+        return
     producer = record.get("producer", "its producer")
     if isinstance(record.get("files"), dict) and not record.get("damaged"):
         write_json_atomic(Path(folder, RECORD), {**record, "damaged": problem})
@@ -116,6 +118,16 @@ def verify(folder: str | os.PathLike, what: str) -> None:
         f"{what}: {problem}. Nothing was read from it; rule {producer} rebuilds it: run "
         "snakemake again (it re-runs that rule, then this job)"
     )
+
+
+def _redate(folder, record: dict) -> None:
+    """Every digest matched: record the dates the files have now (Snakemake touches a rule's
+    output files after the job), so the workflow's check is stat-only again."""
+    files = record.get("files") or {}
+    dates = {name: os.stat(Path(folder, name)).st_mtime_ns for name in files}
+    if any(entry.get("mtime_ns") != dates[name] for name, entry in files.items()):
+        files = {name: {**entry, "mtime_ns": dates[name]} for name, entry in files.items()}
+        write_json_atomic(Path(folder, RECORD), {**record, "files": files})
 
 
 def damaged_folders(folders: Iterable[str]) -> dict[str, str]:

@@ -14,12 +14,13 @@ SPLITS = ("train", "dev", "test")
 _DIGESTS: dict[tuple, str] = {}  # (real path, size, mtime_ns) -> sha256, for this process
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    """sha256 of a file, computed once per process per (file, size, mtime)."""
+def file_sha256(path: str | os.PathLike, fresh: bool = False) -> str:
+    """sha256 of a file, computed once per process per (file, size, mtime); `fresh`: read it
+    again (a file changed in place with its date put back keeps its size and mtime)."""
     real = os.path.realpath(path)
     stat = os.stat(real)
     key = (real, stat.st_size, stat.st_mtime_ns)
-    if key not in _DIGESTS:
+    if fresh or key not in _DIGESTS:
         digest = hashlib.sha256()
         with open(real, "rb") as handle:
             while chunk := handle.read(1 << 20):

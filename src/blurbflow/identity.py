@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from blurbflow.artefacts import RECORD, verify
 from blurbflow.digests import data_checksums, file_sha256, folder_sha256  # noqa: F401
 from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
@@ -28,7 +29,10 @@ def model_identity(options: CellOptions) -> dict:
     (blurbflow.models.prefetch.model_folder); for a hub snapshot also its commit."""
     folder = Path(model_folder(options.model_options))
     commit = folder.name if folder.parent.name == "snapshots" else None
-    return {"commit": commit, "sha256": folder_sha256(folder)}
+    # a built model's record (blurbflow.artefacts) is about its files, not part of them
+    names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+    names = [name for name in names if name != RECORD]
+    return {"commit": commit, "sha256": folder_sha256(folder, names)}
 
 
 def tokenized_identity(encoded_dir: str | os.PathLike) -> str:
@@ -54,9 +58,20 @@ def check_inputs(encoded_dir: str | os.PathLike, data_dir: str | os.PathLike) ->
             raise FileNotFoundError(f"{folder}: no {what} ({', '.join(missing)} missing); {fix}")
 
 
+def verify_inputs(options: CellOptions, encoded_dir, data_dir) -> None:
+    """Every recorded input folder is what its producer wrote (blurbflow.artefacts: every
+    sha256, which the identity computes anyway): else DamagedArtefact naming the file and the
+    rule that rebuilds it, before any seed reads it."""
+    verify(data_dir, "prepared data")
+    verify(encoded_dir, "tokenized inputs")
+    verify(model_folder(options.model_options), f"model {options.model}")
+
+
 def cell_identity(options: CellOptions, encoded_dir, data_dir) -> dict:
-    """Everything besides the options that a cell's result depends on (no paths)."""
+    """Everything besides the options that a cell's result depends on (no paths); its input
+    folders verified first."""
     check_inputs(encoded_dir, data_dir)
+    verify_inputs(options, encoded_dir, data_dir)
     return {
         "model": model_identity(options),
         "tokenized": tokenized_identity(encoded_dir),

@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 
 from blurbflow.options import CellOptions
-from blurbflow.train import CellsFailed, Preempted
+from blurbflow.train import CellsFailed, JobLocked, Preempted
 
 # A day after the epoch: Snakemake reads an mtime of 0 as "no time" and would skip the check.
 STALE_MTIME = 86400
@@ -41,8 +41,11 @@ def prepare(task: str, raw_root: str, out: str) -> None:
 
 
 def build_model(spec: dict, corpus: list[str], out: str) -> None:
+    from blurbflow.artefacts import verify
     from blurbflow.models.build import build_demo_model
 
+    for path in corpus:  # a damaged corpus file: rebuilt first, never pre-trained on
+        verify(Path(path).parent, "the pre-training corpus")
     summary = build_demo_model(
         [Path(p) for p in corpus],
         Path(out),
@@ -83,6 +86,7 @@ def tokenize(
 ) -> None:
     """Encode a prepared task for one tokenizer; `input_key` (e.g. L256-markers) names the input
     options, or `max_length` alone with the task's default inputs."""
+    from blurbflow.artefacts import verify
     from blurbflow.config import input_key as key_of
     from blurbflow.models.limits import check_input_length
     from blurbflow.models.load import load_tokenizer, tokenizer_settings
@@ -100,6 +104,8 @@ def tokenize(
         )
     model = ModelOptions(model=model_name or tokenizer, model_source=tokenizer, **(settings or {}))
     check_input_length(model, inputs.max_length)  # before tokenizing, not at the first step
+    verify(data, "prepared data")  # damaged inputs: rebuilt first (blurbflow.artefacts)
+    verify(model_folder(model), f"model {model.model}")
     tokenizer_ = load_tokenizer(model_folder(model), **tokenizer_settings(model))
     meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out))
     print(json.dumps(meta, indent=2))
@@ -217,7 +223,7 @@ def call(name: str, step, **kwargs) -> int:
     except Preempted as exc:
         print(f"blurbflow {name}: {exc}", file=sys.stderr)
         return 143  # as a process killed by SIGTERM: the scheduler retries, the retry resumes
-    except (ValueError, KeyError, FileNotFoundError) as exc:
+    except (ValueError, KeyError, FileNotFoundError, JobLocked) as exc:
         print(f"blurbflow {name}: error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -144,6 +144,8 @@ def model_settings_dict(model):
 
 def corpus_files(wildcards):
     """A built model's pre-training corpus: its `corpus_tasks` (default: every study task)."""
+    folder = f"resources/models/{wildcards.model}"
+    rebuild_if_damaged(folder, folder)
     tasks = config["models"][wildcards.model].get("corpus_tasks", STUDY_TASKS)
     return expand("resources/data/{task}/train.parquet", task=sorted(tasks))
 
@@ -277,6 +279,58 @@ def recheck(job):
                 f"{manifest}: its seed files changed but this Snakemake version cannot force the "
                 f"job; run again with --forcerun {manifest}"
             ) from None
+
+
+# Derived folders (prepared data, tokenized inputs, built models) whose files are no longer those
+# their producer recorded (blurbflow.artefacts: stat, then sha256 where only the date changed; or
+# flagged by a job that found them damaged): when the DAG asks for such a folder's producer, it
+# is forced, as `recheck` forces a job, and the jobs after it re-run on the rebuilt copy (keeping
+# every seed whose identity comes back unchanged). Nothing is deleted here; main process only.
+def _damaged_folders():
+    import sys
+
+    from blurbflow.artefacts import damaged_folders
+
+    if not workflow.is_main_process:
+        return {}
+    built = [spec for spec in config["models"].values() if spec.get("build")]
+    tasks = set(STUDY_TASKS).union(*(spec.get("corpus_tasks", ()) for spec in built))
+    folders = [f"resources/data/{task}" for task in sorted(tasks)]
+    folders += sorted({tokenized_dir(job) for job in JOBS.values()})
+    folders += [os.path.normpath(spec["path"]) for spec in built]
+    found = damaged_folders(folders)
+    for folder, problem in sorted(found.items()):
+        print(f"damaged since written, rebuilt: {folder} ({problem})", file=sys.stderr)
+    return found
+
+
+DAMAGED_FOLDERS = _damaged_folders()
+
+
+def rebuild_if_damaged(folder, output):
+    """Force the job writing `output` when `folder` (its output folder) is damaged."""
+    if folder in DAMAGED_FOLDERS:
+        try:
+            workflow._dag.forcefiles.add(output)
+        except AttributeError:
+            raise WorkflowError(
+                f"{folder} is damaged ({DAMAGED_FOLDERS[folder]}) but this Snakemake version "
+                f"cannot force its rebuild; run again with --forcerun {output}"
+            ) from None
+
+
+def prepare_input(wildcards):
+    """The prepare rule's raw inputs; forces it when its output folder is damaged."""
+    folder = f"resources/data/{wildcards.task}"
+    rebuild_if_damaged(folder, f"{folder}/train.parquet")
+    return prepare_inputs(wildcards.task)
+
+
+def tokenize_model_input(wildcards):
+    """The tokenize rule's model input; forces it when its output folder is damaged."""
+    folder = f"resources/tokenized/{wildcards.model}/{wildcards.task}/{wildcards.input_key}"
+    rebuild_if_damaged(folder, folder)
+    return model_inputs(wildcards.model)
 
 
 # One input function and one params function per finetune job: Snakemake's cost per function

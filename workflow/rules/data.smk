@@ -42,7 +42,7 @@ else:
 
 rule prepare:
     input:
-        lambda wildcards: prepare_inputs(wildcards.task),
+        prepare_input,  # raw files; forces the rule when its output is damaged (common.smk)
     output:
         multiext(
             "resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"

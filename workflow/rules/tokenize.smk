@@ -5,7 +5,7 @@
 rule tokenize:
     input:
         data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
-        model=lambda wildcards: model_inputs(wildcards.model),
+        model=tokenize_model_input,  # forces the rule when its output is damaged (common.smk)
     output:
         directory("resources/tokenized/{model}/{task}/{input_key}"),
     params:

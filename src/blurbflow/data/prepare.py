@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from blurbflow.artefacts import write_record
 from blurbflow.data.parsers import SPLITS, parse_task
 from blurbflow.digests import data_checksums, file_sha256
 from blurbflow.io import write_json_atomic, write_parquet_atomic
@@ -43,4 +44,6 @@ def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
     # the checksums a cell's identity records (blurbflow.digests.data_checksums)
     stats["checksums"] = data_checksums(out_dir)
     write_json_atomic(out_dir / "stats.json", stats)
+    # what readers verify before use (blurbflow.artefacts)
+    write_record(out_dir, "data", [*(f"{split}.parquet" for split in SPLITS), "stats.json"])
     return stats

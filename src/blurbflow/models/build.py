@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from blurbflow.artefacts import write_record
+
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TEXT_COLUMNS = ("text", "text_a", "text_b", "question", "context")
 
@@ -133,4 +135,5 @@ def build_demo_model(
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    write_record(out_dir, "model")  # what readers verify before use (blurbflow.artefacts)
     return {"texts": len(texts), "vocab_size": len(tokenizer), "parameters": model.num_parameters()}

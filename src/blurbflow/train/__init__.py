@@ -8,3 +8,7 @@ class Preempted(RuntimeError):
 
 class CellsFailed(RuntimeError):
     """Some seeds of a job raised; their result.json (status failed) says why."""
+
+
+class JobLocked(RuntimeError):
+    """Another live process runs this job (blurbflow.train.lock); the message names it."""

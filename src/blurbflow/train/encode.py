@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blurbflow.artefacts import write_record
 from blurbflow.options import InputOptions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import tagging as tagging_schemes
@@ -196,6 +197,7 @@ def encode_task(
                 flush=True,
             )
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        write_record(tmp, "tokenized")  # what readers verify before use (blurbflow.artefacts)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
