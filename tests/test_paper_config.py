@@ -38,6 +38,7 @@ PAPER_TABLES = [
     "tinn-table8",
     "tinn-table9",
     "tinn-table9-biosses",
+    "tinn-table11",
     "biolm-table2",
     "biom-table2",
 ]

@@ -158,7 +158,9 @@ def test_printed_blurb_scores_agree_with_the_printed_task_values(name):
         if values.get(BLURB) is None:
             continue
         parts = {t: v for t, v in values.items() if t != BLURB}
-        assert sorted(parts) == sorted(BLURB13) and None not in parts.values()
+        # BLURB's 13, or the study's own tasks (Tinn Table 11: the mean over the NER sets)
+        tasks = shown_study(CONFIG["studies"][name])["tasks"]
+        assert sorted(parts) in (sorted(BLURB13), sorted(tasks)) and None not in parts.values()
         agrees = abs(blurb_score(parts) - values[BLURB]) <= 0.011  # printed to two decimals
         assert agrees != ((name, column) in BLURB_MISMATCH), (name, column, blurb_score(parts))
     for label, values in printed_only(name).items():
