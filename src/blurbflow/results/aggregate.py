@@ -31,6 +31,7 @@ from blurbflow.config import expand_cells
 from blurbflow.grid import with_selection
 from blurbflow.io import write_parquet_atomic
 from blurbflow.options import CellOptions
+from blurbflow.record.earlier import describe as describe_earlier
 from blurbflow.record.schema import (
     CELL_KEYS,
     COLUMNS,
@@ -84,6 +85,16 @@ def _row_from_result(result: Result) -> dict:
     return row
 
 
+def with_earlier(row: dict) -> dict:
+    """A failed or missing row names the earlier result its seed kept aside (blurbflow.record.
+    earlier): listed in the report, never counted."""
+    if row.get("status") in ("failed", "missing"):
+        line = describe_earlier(os.path.dirname(row["path"]))
+        if line:
+            row["error"] = f"{row.get('error') or ''}\n{line}".lstrip()
+    return row
+
+
 def load_cell(
     path: str | os.PathLike,
     options: CellOptions | None = None,
@@ -93,7 +104,10 @@ def load_cell(
     """One row for one cell's result.json, whatever state the file is in. With the `options`
     the config gives the cell, a finished result is verified first (with its job's `manifest`
     when there is one) and a rejected one becomes a failed row saying why."""
-    path = os.fspath(path)
+    return with_earlier(_load_cell(os.fspath(path), options, manifest, rescore))
+
+
+def _load_cell(path: str, options, manifest, rescore) -> dict:
     try:
         identity = identity_from_path(path)
     except ValueError:

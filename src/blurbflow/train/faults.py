@@ -1,10 +1,11 @@
 """Fault injection for the reliability suite (tests/reliability): `BLURBFLOW_FAULT` names
 faults and the cells they hit, e.g. `nan@*/gad/*/seed1;sigkill@*/biosses/*/seed2`.
 
-Kinds: `raise` (an exception before training), `nan` (the loss becomes NaN), `sigterm` and
-`sigkill` (the process signals itself). The in-training faults fire at the first step of epoch 2
-and only in a run that did not resume from a checkpoint, so a retry finishes the cell. Unset in
-normal runs, where this module does nothing.
+Kinds: `raise` (an exception before training), `hold` (waits before training until the file
+`BLURBFLOW_RELEASE` names exists: a job that is still running when a test wants it), `nan` (the
+loss becomes NaN), `sigterm` and `sigkill` (the process signals itself). The in-training faults
+fire at the first step of epoch 2 and only in a run that did not resume from a checkpoint, so a
+retry finishes the cell. Unset in normal runs, where this module does nothing.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import signal
+import time
 
-KINDS = ("raise", "nan", "sigterm", "sigkill")
+KINDS = ("raise", "hold", "nan", "sigterm", "sigkill")
 EPOCH = 2
 
 
@@ -39,6 +41,13 @@ def planned(cell_id: str, spec: str | None = None) -> str | None:
 def before_training(kind: str | None, cell_id: str) -> None:
     if kind == "raise":
         raise InjectedFault(f"injected fault in {cell_id} (BLURBFLOW_FAULT)")
+    if kind == "hold":
+        release = os.environ.get("BLURBFLOW_RELEASE")
+        if not release:
+            raise ValueError("BLURBFLOW_FAULT hold@…: set BLURBFLOW_RELEASE to a file to wait for")
+        print(f"{cell_id}: held until {release} exists (BLURBFLOW_FAULT)", flush=True)
+        while not os.path.exists(release):
+            time.sleep(0.2)
 
 
 def in_training(kind: str | None, epoch: int, step: int, resumed: bool, loss):

@@ -9,6 +9,11 @@ is retrained and the log says why. A seed that raises is recorded as `failed` wi
 the others still run; the job then fails (the manifest is not written) so the scheduler shows it
 and the next run retries it. The manifest `seeds.json` records the identity and each seed's
 file digests, which the workflow checks when it is read (blurbflow.identity.stale_manifests).
+
+The job holds its folder's lock throughout (blurbflow.train.lock: a second process stops naming
+it), verifies its input folders before any seed (blurbflow.artefacts: a damaged one fails the
+job, naming the file and the rule that rebuilds it), and keeps a seed's earlier result aside
+while it retrains for a changed identity (blurbflow.record.earlier).
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from blurbflow.init_from import WEIGHTS
 from blurbflow.io import write_json_atomic
 from blurbflow.options import CellOptions
 from blurbflow.provenance import where_run
+from blurbflow.record import earlier
 from blurbflow.record.schema import FINISHED, Result, cell_key
 from blurbflow.record.verify import verify_result
 from blurbflow.train import CellsFailed, Preempted
 from blurbflow.train.cell import train_cell
+from blurbflow.train.lock import job_lock
 
 __all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
@@ -69,6 +76,29 @@ def failure_result(options: CellOptions, error: BaseException) -> Result:
     }
 
 
+def kept_or_restored(
+    result_path: Path, cell: CellOptions, identity: dict
+) -> tuple[Result | None, str | None]:
+    """The seed's verified result; else its earlier one kept aside by a retrain that did not
+    finish (blurbflow.record.earlier), moved back if it verifies again (its identity came back);
+    else (None, why it is retrained)."""
+    kept, why = finished_result(result_path, cell, identity)
+    if kept is None and earlier.restore(result_path.parent):
+        restored, why = finished_result(result_path, cell, identity)
+        if restored is not None:
+            return restored, None
+    return kept, why
+
+
+def set_aside_if_verified(result_path: Path, cell: CellOptions) -> bool:
+    """Before a retrain: keep aside a finished result that verifies but for its identity, so a
+    failed retrain does not lose it."""
+    result, problem = read_result(result_path)
+    if problem is None and verify_result(result_path, result, cell, rescore=False) is None:
+        return bool(earlier.keep_aside(result_path.parent))
+    return False
+
+
 def seed_files(options: CellOptions) -> tuple[str, ...]:
     """The files the manifest records per seed: a source of init_from keeps its weights too."""
     return (*SEED_FILES, WEIGHTS) if options.keep_weights else SEED_FILES
@@ -82,7 +112,13 @@ def run_cell_job(
     manifest: Path,
     threads: int = 1,
 ) -> dict[int, str]:
-    """Run (or keep) every seed; write the manifest `seeds.json` only if none failed."""
+    """Run (or keep) every seed, holding the job folder's lock (one writer: blurbflow.train.
+    lock); write the manifest `seeds.json` only if none failed."""
+    with job_lock(Path(manifest).parent):
+        return _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads)
+
+
+def _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads) -> dict[int, str]:
     options = with_selection(options)  # a `hparams_from` recipe: the setting its search chose
     identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
@@ -90,16 +126,19 @@ def run_cell_job(
     for seed in seeds:
         cell = options.with_seed(seed)
         result_path = Path(manifest).parent / f"seed{seed}" / "result.json"
-        kept, why = finished_result(result_path, cell, identity)
+        kept, why = kept_or_restored(result_path, cell, identity)
         if kept is not None:
             statuses[seed] = kept["status"]
             print(f"seed {seed}: kept ({kept['status']}, finished {kept.get('finished')})")
             continue
         print(f"seed {seed}: training ({why})", flush=True)
+        if set_aside_if_verified(result_path, cell):
+            print(f"seed {seed}: earlier result kept aside until the retrain finishes", flush=True)
         try:
             statuses[seed] = train_cell(
                 cell, encoded_dir, data_dir, result_path, threads, identity=identity
             )["status"]
+            earlier.discard(result_path.parent)
         except Preempted:
             raise  # checkpoint saved: exit at once so the scheduler can requeue the job
         except Exception as error:  # one seed's crash must not cost the others
