@@ -135,9 +135,10 @@ def test_the_tables_step_writes_the_comparisons_csv_beside_the_table(tmp_path):
     assert written["seeds_needed"].tolist() == expected["seeds_needed"].astype(float).tolist()
 
 
-def test_the_report_shows_interval_mde_label_and_failures_per_comparison(tmp_path):
+def render(tmp_path, frame: pd.DataFrame, study: dict) -> str:
+    """The report of `frame`'s cells, written as result files (the report reads them all)."""
     paths = []
-    for r in cells().itertuples():  # the same cells as result files: the report reads them all
+    for r in frame.itertuples():
         test = None if math.isnan(r.test) else r.test
         path = write_result(tmp_path, r.model, r.task, r.recipe, r.hparams, r.seed, test, r.status)
         result = json.loads(path.read_text())
@@ -145,8 +146,12 @@ def test_the_report_shows_interval_mde_label_and_failures_per_comparison(tmp_pat
         path.write_text(json.dumps(result))
         paths.append(path)
     out = tmp_path / "report.html"
-    render_report(load_cells(paths), {"s": STUDY}, out, {})
-    html = out.read_text()
+    render_report(load_cells(paths), {"s": study}, out, {})
+    return out.read_text()
+
+
+def test_the_report_shows_interval_mde_label_and_failures_per_comparison(tmp_path):
+    html = render(tmp_path, cells(), STUDY)
     view = html.split('class="power"')[1].split("</table>")[0]
     rows = view.split('<tr class="comparison"')[1:]
     assert len(rows) == 4
@@ -159,3 +164,12 @@ def test_the_report_shows_interval_mde_label_and_failures_per_comparison(tmp_pat
     assert "<td>1/4</td>" in rows[1]  # m2/b's collapsed seed
     assert "<b>1</b> different, <b>0</b> equivalent within ±1, <b>3</b> undecided" in html
     assert 'id="power-s"' in html and "seeds for ±1" in html
+
+
+def test_seeds_that_all_scored_the_same_show_no_spread_rather_than_an_interval(tmp_path):
+    same = frame_of([("m", "gad", r, "h", s, 50.0, 94.9, "ok") for r in "ab" for s in (1, 2)])
+    study = {**STUDY, "models": ["m"]}
+    row = study_comparisons(same, study).iloc[0]
+    assert row["difference"] == 0.0 and math.isnan(row["low"]) and row["label"] == "undecided"
+    html = render(tmp_path, same, study)
+    assert 'class="interval nowrap">no spread<' in html and 'class="mde">–<' in html

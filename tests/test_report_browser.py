@@ -10,6 +10,7 @@ import struct
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -119,6 +120,61 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
     # self-contained: nothing to fetch, only in-page links
     assert not re.search(r"""\s(src|href)\s*=\s*["'](?!#)""", dom)
     assert "http://" not in dom and "https://" not in dom
+
+
+POWER_ROW = re.compile(
+    r'<tr class="comparison" data-kind="(\w+)" data-label="(\w+)">'
+    r'<td class="text">([\w-]+)</td>.*?<td class="difference">([^<]+)</td>'
+    r'<td class="interval nowrap">([^<]+)</td><td class="mde">([^<]+)</td>'
+    r'<td class="seeds-needed">([^<]+)</td><td class="text label-\w+">([^<]+)</td>'
+    r"<td>([^<]+)</td><td>([^<]+)</td></tr>",
+    re.S,
+)
+
+
+def _two(value) -> str:
+    return "–" if pd.isna(value) else f"{value:.2f}"
+
+
+@needs_chromium
+def test_demo_report_shows_each_comparisons_interval_mde_and_label(demo, tmp_path):
+    """The Power table, read off the parsed page, says what comparisons.csv says."""
+    run = chromium(demo / "results" / "report.html", tmp_path / "profile", "--dump-dom")
+    assert run.returncode == 0 and console_messages(run.stderr) == []
+    dom = run.stdout
+    assert 'id="power-demo"' in dom
+    view = dom[dom.index('class="power"') :]
+    rows = POWER_ROW.findall(view[: view.index("</table>")])
+    csv = pd.read_csv(demo / "results" / "tables" / "demo.comparisons.csv")
+    # one model, layer-specific against standard on each of the 5 tasks; no model pairs
+    assert len(rows) == len(csv) == 5 and set(csv["kind"]) == {"recipe"}
+    for row, expected in zip(rows, csv.to_dict("records"), strict=True):
+        kind, label, task, difference, interval, mde, seeds, text, failed, failed_ref = row
+        assert (kind, label, task) == ("recipe", expected["label"], expected["task"])
+        assert difference == _two(expected["difference"])
+        low, high = _two(expected["low"]), _two(expected["high"])
+        both = expected["n"] >= 2 and expected["n_reference"] >= 2
+        # no interval: fewer than 2 seeds a side, or every seed of both the same (GAD's may be)
+        assert interval == (f"[{low}, {high}]" if low != "–" else "no spread" if both else "–")
+        assert mde == _two(expected["mde"])
+        assert seeds == (
+            "–" if pd.isna(expected["seeds_needed"]) else str(int(expected["seeds_needed"]))
+        )
+        assert text == ("equivalent within ±1" if label == "equivalent" else label)
+        assert failed == f"{expected['failed']}/{expected['runs']}"
+        assert failed_ref == f"{expected['failed_reference']}/{expected['runs_reference']}"
+        if interval.startswith("["):
+            assert mde != "–" and float(mde) > 0
+    assert csv["low"].notna().sum() >= 3  # 2 seeds a side: most comparisons have numbers
+    counts = re.search(
+        r"<b>(\d+)</b> different, <b>(\d+)</b> equivalent within ±1, "
+        r"<b>(\d+)</b> undecided",
+        dom,
+    )
+    assert counts and sum(map(int, counts.groups())) == 5
+    assert [int(c) for c in counts.groups()] == [
+        int((csv["label"] == name).sum()) for name in ("different", "equivalent", "undecided")
+    ]
 
 
 @needs_chromium

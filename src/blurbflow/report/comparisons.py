@@ -19,6 +19,13 @@ def _failed(failed: int, runs: int) -> str:
     return f"{failed}/{runs}" if runs else "–"
 
 
+def _interval(r: dict) -> str:
+    if not math.isnan(r["low"]):
+        return f"[{_text(r['low'])}, {_text(r['high'])}]"
+    # seeds enough but every seed on both sides scored the same: no spread, no interval
+    return "no spread" if r["n"] > 1 and r["n_reference"] > 1 else "–"
+
+
 def _side(model: str, recipe: str, kind: str) -> str:
     return recipe if kind == "recipe" else model
 
@@ -42,9 +49,7 @@ def comparisons_view(frame: pd.DataFrame, study: dict) -> dict | None:
                 "reference": _side(r["reference_model"], r["reference_recipe"], r["kind"]),
                 "n": f"{r['n']} / {r['n_reference']}",
                 "difference": _text(r["difference"]),
-                "interval": "–"
-                if math.isnan(r["low"])
-                else f"[{_text(r['low'])}, {_text(r['high'])}]",
+                "interval": _interval(r),
                 "mde": _text(r["mde"]),
                 "seeds_needed": "–" if pd.isna(r["seeds_needed"]) else str(int(r["seeds_needed"])),
                 "label": label,
