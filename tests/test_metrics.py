@@ -158,11 +158,20 @@ def test_blurb_score_macro_over_types():
     }
     # ner 85, re 80, sts 60 -> 75
     assert blurb_score(scores) == pytest.approx(75.0)
-    assert blurb_label(scores) == "BLURB (ner, re, sts)"
+    assert blurb_label(scores) == "BLURB-style average (ner, re, sts)"
+    from blurbflow.metrics.blurb import BLURB_TASKS, blurb_parts
     from blurbflow.tasks import builtin
 
-    assert blurb_label([spec.name for spec in builtin.ENTRIES]) == "BLURB"  # BLURB's 13 tasks
-    assert blurb_label([*TASKS]).startswith("BLURB (ner, pico")  # + tasks beyond BLURB
+    blurb13 = [spec.name for spec in builtin.ENTRIES]
+    assert blurb_label(blurb13) == "BLURB" and sorted(BLURB_TASKS) == sorted(blurb13)
+    # all six types but not BLURB's 13 (an extra NER set, one missing): not the BLURB score
+    assert blurb_label([*blurb13[1:], "linnaeus"]).startswith("BLURB-style average (ner, pico")
+    assert blurb_parts(blurb13) == [("BLURB", blurb13)]
+    # BLURB's 13 and more: both, the BLURB score over exactly the 13
+    more = [*blurb13, "linnaeus", "squad"]
+    parts = blurb_parts(more)
+    assert parts[0] == ("BLURB", blurb13)
+    assert parts[1][0].startswith("BLURB-style average (ner, pico") and parts[1][1] == more
     assert math.isnan(blurb_score({}))
     assert math.isnan(blurb_score({"bc5chem": math.nan, "biosses": 60.0}))
 

@@ -103,7 +103,7 @@ def test_report_has_tables_seeds_and_provenance(tmp_path):
     assert "Recipes &amp; stability" in html
     assert "92.0 (1.1)" in html  # bc5chem standard: mean 92.0, std 1.06
     assert "94.0 (0.7)" in html
-    assert "BLURB (ner, sts)" in html
+    assert "BLURB-style average (ner, sts)" in html
     for value in ("91.2", "92.8", "93.5", "94.5", "71.0", "81.0", "88.0"):  # every seed
         assert value in html
     assert "<svg" in html and "<circle" in html
@@ -208,7 +208,7 @@ def test_report_overview_blurb_table_for_broad_studies(tmp_path):
     render_report(load_cells(paths), {"broad": study}, out, {})
     html = out.read_text()
     overview = html.split('class="blurb-overview"')[1].split("</table>")[0]
-    label = "BLURB (ner, re, sts, doccls, qa)"
+    label = "BLURB-style average (ner, re, sts, doccls, qa)"
     assert label in overview
     # a: mean over types of 86.5, 81.5, 91.5, 83.5, 61.5 = 80.9; b: 81.9 (the best)
     assert '<td class="blurb">80.9</td>' in overview and "<th>model</th>" in overview

@@ -107,8 +107,8 @@ def test_rows_set_ours_beside_the_published_value_with_interval_and_inside():
         ("gad", "b"),
         ("biosses", "a"),
         ("biosses", "b"),
-        ("BLURB (re, sts)", "a"),
-        ("BLURB (re, sts)", "b"),
+        ("BLURB-style average (re, sts)", "a"),
+        ("BLURB-style average (re, sts)", "b"),
     ]
     rows = by_entry(frame)
     table = study_table(cells(), "s", study())
@@ -127,7 +127,7 @@ def test_rows_set_ours_beside_the_published_value_with_interval_and_inside():
     biosses_b = rows[("biosses", "b")]  # one ok seed: no interval, not comparable
     assert biosses_b["n"] == 1 and math.isnan(biosses_b["low"]) and biosses_b["inside"] is None
     assert biosses_b["delta"] == 0.0
-    blurb_b = rows[("BLURB (re, sts)", "b")]  # a BLURB score has no per-seed values
+    blurb_b = rows[("BLURB-style average (re, sts)", "b")]  # a BLURB score has no per-seed values
     assert blurb_b["task"] == "blurb" and math.isnan(blurb_b["low"]) and blurb_b["inside"] is None
     assert blurb_b["ours"] == pytest.approx((65.0 + 75.0) / 2)
     assert frame.attrs == {"source": "stand-in", "decimals": 0, "statistic": "mean"}

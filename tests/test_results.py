@@ -199,7 +199,7 @@ def test_study_table_numbers_and_blurb_row():
         "ncbidisease",
         "chemprot",
         "biosses",
-        "BLURB (ner, re, sts)",
+        "BLURB-style average (ner, re, sts)",
     ]
     base = table.loc["bc5chem", "base"]
     assert base["mean"] == pytest.approx(93.0)
@@ -212,7 +212,7 @@ def test_study_table_numbers_and_blurb_row():
 
     # base: ner (93 + 82)/2 = 87.5, re 73, sts 70 -> 76.833...
     # llrd: ner (91 + 86)/2 = 88.5, re 78, sts 88 -> 84.833...
-    blurb = "BLURB (ner, re, sts)"
+    blurb = "BLURB-style average (ner, re, sts)"
     assert table.loc[blurb, ("base", "mean")] == pytest.approx((87.5 + 73 + 70) / 3)
     assert table.loc[blurb, ("llrd", "mean")] == pytest.approx((88.5 + 78 + 88) / 3)
     assert table.loc[blurb, ("llrd", "n")] == 1  # the weakest support among its tasks
@@ -231,7 +231,7 @@ def test_study_table_counts_missing_entries_as_zero_seeds():
     study = {**STUDY, "recipes": ["base", "never-run"]}
     table = study_table(study_frame(), "s", study)
     assert (table.xs("n", axis=1, level="stat")["never-run"] == 0).all()
-    assert math.isnan(table.loc["BLURB (ner, re, sts)", ("never-run", "mean")])
+    assert math.isnan(table.loc["BLURB-style average (ner, re, sts)", ("never-run", "mean")])
     assert format_table(table).loc["bc5chem", "never-run"] == "–"
 
 
@@ -239,7 +239,7 @@ def test_study_table_tasks_as_columns_gets_blurb_column():
     study = {**STUDY, "table": {"rows": "recipe", "columns": ["task"]}}
     table = study_table(study_frame(), "s", study)
     assert list(table.index) == ["base", "llrd"]
-    assert table.loc["base", ("BLURB (ner, re, sts)", "mean")] == pytest.approx(
+    assert table.loc["base", ("BLURB-style average (ner, re, sts)", "mean")] == pytest.approx(
         (87.5 + 73 + 70) / 3
     )
     assert table.loc["llrd", ("biosses", "best")] and not table.loc["base", ("biosses", "best")]
@@ -265,7 +265,9 @@ def test_write_table_files(tmp_path):
     )
     medians = markdown.split("Median over seeds")[1]
     assert "| bc5chem | 92.0 (n=3) | 91.0 (n=3) |" in medians
-    assert "| BLURB (ner, re, sts) | 77.0 | 84.8 |" in medians  # base: (87 + 74 + 70) / 3
+    assert (
+        "| BLURB-style average (ner, re, sts) | 77.0 | 84.8 |" in medians
+    )  # base: (87 + 74 + 70) / 3
     tex = (tmp_path / "tables" / "recipes.tex").read_text()
     assert tex.count(r"\begin{tabular}") == 2 and "92.0 (n=3)" in tex
     assert r"\textbf{93.0 (3.6)}" in tex and r"\begin{tabular}{lrr}" in tex
@@ -385,15 +387,22 @@ def test_recipes_as_rows_with_model_and_task_columns_get_blurb_columns_per_model
     table = study_table(layout_frame(), "t8", study)
     labels = column_labels(table)
     assert labels[:4] == ["m1 / gad", "m1 / biosses", "m2 / gad", "m2 / biosses"]  # BLURB order
-    assert labels[4:] == ["BLURB (re, sts) / m1", "BLURB (re, sts) / m2"]
-    assert table.loc["std", ("BLURB (re, sts) / m1", "mean")] == pytest.approx((80 + 70) / 2)
-    assert table.loc["llrd", ("BLURB (re, sts) / m2", "mean")] == pytest.approx((85 + 75) / 2)
+    assert labels[4:] == [
+        "BLURB-style average (re, sts) / m1",
+        "BLURB-style average (re, sts) / m2",
+    ]
+    assert table.loc["std", ("BLURB-style average (re, sts) / m1", "mean")] == pytest.approx(
+        (80 + 70) / 2
+    )
+    assert table.loc["llrd", ("BLURB-style average (re, sts) / m2", "mean")] == pytest.approx(
+        (85 + 75) / 2
+    )
     best = table.xs("best", axis=1, level="stat")
-    assert best.loc["llrd", "BLURB (re, sts) / m1"]  # 76.5 vs 75.0
-    assert best.loc["llrd", "BLURB (re, sts) / m2"]  # 80.0 vs 79.0
+    assert best.loc["llrd", "BLURB-style average (re, sts) / m1"]  # 76.5 vs 75.0
+    assert best.loc["llrd", "BLURB-style average (re, sts) / m2"]  # 80.0 vs 79.0
     assert best.loc["std", "m1 / gad"] and not best.loc["llrd", "m1 / gad"]
     tex = to_latex(table)
-    assert r"\begin{tabular}{lrrrrrr}" in tex and r"BLURB (re, sts) / m1" in tex
+    assert r"\begin{tabular}{lrrrrrr}" in tex and r"BLURB-style average (re, sts) / m1" in tex
 
 
 def test_models_as_rows_mark_the_best_model_per_task():
@@ -417,9 +426,11 @@ def test_blurb_overview_per_type_means():
     study = {**STUDY, "seeds": [1, 2, 3]}
     overview = blurb_overview(study_frame(), study)
     assert list(overview.index) == ["base", "llrd"]
-    assert list(overview.columns) == ["ner", "re", "sts", "BLURB (ner, re, sts)", "n"]
+    assert list(overview.columns) == ["ner", "re", "sts", "BLURB-style average (ner, re, sts)", "n"]
     assert overview.loc["base", "ner"] == pytest.approx(87.5)
-    assert overview.loc["llrd", "BLURB (ner, re, sts)"] == pytest.approx((88.5 + 78 + 88) / 3)
+    assert overview.loc["llrd", "BLURB-style average (ner, re, sts)"] == pytest.approx(
+        (88.5 + 78 + 88) / 3
+    )
     assert overview.loc["llrd", "n"] == 1
     assert blurb_overview(study_frame(), {**study, "tasks": ["bc5chem"]}).empty
 
@@ -514,3 +525,22 @@ def test_compute_spent_sums_every_cell_of_the_study():
     assert spent["cells"] == n
     assert spent["gpu_hours"] == pytest.approx(0.1 * n)
     assert spent["wall_hours"] == pytest.approx(0.1 * n)
+
+
+def test_blurb_13_and_more_show_the_blurb_score_and_the_wider_average():
+    from blurbflow.metrics.blurb import BLURB_TASKS, blurb_score
+
+    tasks = [*BLURB_TASKS, "linnaeus"]
+    scores = {task: 60.0 + i for i, task in enumerate(tasks)}
+    rows = [("m", t, "std", "h", seed, 50.0, scores[t], "ok") for t in tasks for seed in (1, 2)]
+    study = {"models": ["m"], "tasks": tasks, "recipes": ["std"], "seeds": 2}
+    table = study_table(
+        frame_of(rows), "wide", {**study, "table": {"rows": "task", "columns": ["model"]}}
+    )
+    blurb = table.loc["BLURB", ("m", "mean")]
+    wider = [r for r in table.index if r.startswith("BLURB-style average (ner, pico")]
+    assert blurb == pytest.approx(blurb_score({t: scores[t] for t in BLURB_TASKS}))
+    assert len(wider) == 1
+    assert table.loc[wider[0], ("m", "mean")] == pytest.approx(blurb_score(scores))
+    assert table.loc[wider[0], ("m", "mean")] != pytest.approx(blurb)  # linnaeus moves the NER mean
+    assert set(table.attrs["blurb_rows"]) == {"BLURB", wider[0]}

@@ -73,7 +73,7 @@ def test_a_median_study_marks_bold_by_medians_and_shows_the_iqr():
 
 
 def test_the_overview_blurb_follows_the_statistic():
-    label = "BLURB (re, sts)"
+    label = "BLURB-style average (re, sts)"
     assert blurb_overview(frame(), study("median")).loc["b", label] == pytest.approx(70.5)
     assert blurb_overview(frame(), study()).loc["a", label] == pytest.approx((72.0 + 80.0) / 2)
 

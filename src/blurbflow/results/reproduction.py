@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.io import write_text_atomic
-from blurbflow.metrics.blurb import blurb_label
+from blurbflow.metrics.blurb import blurb_parts
 from blurbflow.published import column_key
 from blurbflow.record.verify import metric_range
 from blurbflow.results.layout import DIMS, shown_study, study_layout
@@ -125,14 +125,14 @@ def _entries(study: dict) -> list[tuple[str, str, tuple[str, str, str], tuple | 
     if len(tasks) > 1 and rows_dim == "task":
         for column in product(column_dims):
             key = (BLURB, column_key(column), BLURB)
-            found.append((blurb_label(tasks), _label(column), key, None))
+            found.append((blurb_parts(tasks)[0][0], _label(column), key, None))
     elif len(tasks) > 1 and "task" in column_dims:
         others = [d for d in column_dims if d != "task"]
         for row in order[rows_dim]:
             for other in product(others):
                 at = {**dict(zip(others, other, strict=True)), "task": BLURB}
                 key = (row, column_key([at[d] for d in column_dims]), BLURB)
-                found.append((row, _label([blurb_label(tasks), *other]), key, None))
+                found.append((row, _label([blurb_parts(tasks)[0][0], *other]), key, None))
     return found
 
 

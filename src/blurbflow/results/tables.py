@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from blurbflow.metrics.blurb import blurb_label, blurb_score
+from blurbflow.metrics.blurb import blurb_parts, blurb_score
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
 from blurbflow.study_plan import cross_validation
@@ -210,31 +210,28 @@ def chosen_recipes(selected: pd.DataFrame, rows_dim: str, column_dims: list[str]
 def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
     """A BLURB row (tasks as rows) or BLURB columns (tasks among the columns)."""
     tasks = order["task"]
-    if rows_dim == "task" and len(tasks) > 1:
-        label = blurb_label(tasks)
-        return [
-            {
-                **_blurb_entry([e for e in entries if e["column"] == column]),
-                "row": label,
-                "column": column,
-            }
-            for column in dict.fromkeys(e["column"] for e in entries)
-        ]
-    if "task" in column_dims and len(tasks) > 1:
+    if len(tasks) < 2 or (rows_dim != "task" and "task" not in column_dims):
+        return []
+    blurb = []
+    for label, members in blurb_parts(tasks):  # BLURB's 13, and all types when there are more
+        mine = [e for e in entries if e["task"] in members]
+        if rows_dim == "task":
+            for column in dict.fromkeys(e["column"] for e in entries):
+                parts = [e for e in mine if e["column"] == column]
+                blurb.append({**_blurb_entry(parts), "row": label, "column": column})
+            continue
         others = [d for d in column_dims if d != "task"]
-        blurb = []
         for row in order[rows_dim]:
             for other in itertools.product(*(order[d] for d in others)):
                 parts = [
                     e
-                    for e in entries
+                    for e in mine
                     if e["row"] == row
                     and all(e[d] == v for d, v in zip(others, other, strict=True))
                 ]
-                label = _label([blurb_label(tasks), *other])
-                blurb.append({**_blurb_entry(parts), "row": row, "column": label})
-        return blurb
-    return []
+                column = _label([label, *other])
+                blurb.append({**_blurb_entry(parts), "row": row, "column": column})
+    return blurb
 
 
 def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
