@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
@@ -24,6 +26,7 @@ from blurbflow.tasks import get_task
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.encode import encode_task
+from blurbflow.train.kept import MODEL_DIR, model_card
 
 from model_helpers import make_options
 
@@ -155,7 +158,9 @@ def test_result_json_holds_exactly_the_schema_fields(fewer):
     result = json.loads(fewer[1].read_text())
     written_only_on_failure = {"traceback"}
     written_only_with_init_from = {"init_loaded", "weights_sha256"}  # dependant, source
+    written_only_with_keep_model = {"model_sha256"}
     only_sometimes = written_only_on_failure | written_only_with_init_from
+    only_sometimes |= written_only_with_keep_model
     assert set(result) == set(Result.__annotations__) - only_sometimes
     assert set(result["cell"]) == set(CELL_KEYS) and result["cell"]["seed"] == 3
     assert result["versions"] == code_versions()
@@ -169,3 +174,52 @@ def test_train_cell_is_setup_fit_finish():
     source = inspect.getsource(cell.train_cell)
     assert len(source.splitlines()) <= 60
     assert all(f"{part}(" in source for part in ("setup", "fit", "finish"))
+
+
+# --- keep_model: a seed keeps the model it reports as a Hugging Face folder -------------------
+
+
+@pytest.mark.parametrize("select", ["best_dev", "last"])
+def test_a_kept_model_loads_with_auto_classes_and_predicts_as_the_cell(gad, select):
+    out = gad / "kept" / select / "seed3" / "result.json"
+    cell_options = options(gad, keep_model=True, epochs=3, select=select)
+    result = train_cell(cell_options, gad / "encoded", gad / "data/small", out)
+    folder = out.parent / MODEL_DIR
+    assert result["status"] == "ok" and result["model_sha256"]
+    assert not (out.parent / f"{MODEL_DIR}.new").exists()
+
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    dev = pd.read_parquet(gad / "data/small/dev.parquet")
+    with torch.no_grad():
+        batch = tokenizer(list(dev["text"]), truncation=True, max_length=128, padding=True,
+                          return_tensors="pt")  # fmt: skip
+        labels = model(**batch).logits.argmax(-1).tolist()
+    ours = [model.config.id2label[i] for i in labels]
+    predictions = pd.read_parquet(out.parent / "predictions.parquet")
+    cell_dev = [json.loads(p) for p in predictions[predictions["split"] == "dev"]["pred"]]
+    # the folder is the reported evaluation's model: its dev predictions are the cell's
+    assert [str(p) for p in ours] == [str(p) for p in cell_dev]
+    selected = max(result["epochs"], key=lambda e: e["dev"]) if select == "best_dev" else None
+    assert result["selected_epoch"] == (selected or result["epochs"][-1])["epoch"]
+
+    card = (folder / "README.md").read_text()
+    assert f"{result['dev']:.2f}" in card and f"{result['test']:.2f}" in card
+    assert "gad" in card and "seed 3" in card and "library_name" in card
+    stats = (
+        json.loads((gad / "data/small/stats.json").read_text())
+        if (gad / "data/small/stats.json").exists()
+        else {}
+    )
+    for digest in stats.get("checksums", {}).values():
+        assert digest in card
+
+
+def test_the_card_lists_the_prepared_splits_digests(tmp_path):
+    (tmp_path / "stats.json").write_text(
+        json.dumps({"checksums": {"train": "ab12", "dev": "cd34"}})
+    )
+    result = {"metric": "positive_f1", "dev": 81.234, "test": 79.5, "chance_test": 50.0}
+    card = model_card(options(tmp_path, keep_model=True, seed=3), result, tmp_path)
+    assert "- train: `ab12`" in card and "- dev: `cd34`" in card
+    assert "| positive_f1 | 81.23 | 79.50 | 50.00 |" in card and "seed 3" in card

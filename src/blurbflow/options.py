@@ -172,6 +172,7 @@ class CellOptions:
     selected_from: str = _optional()  # recipe/hparams the selection chose (set by the job)
     init_from: InitFrom = _optional()
     keep_weights: bool = _optional()  # a source of init_from saves its weights
+    keep_model: bool = _optional()  # every seed keeps a Hugging Face folder (train/kept.py)
 
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
 

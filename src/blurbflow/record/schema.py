@@ -70,6 +70,7 @@ class Result(TypedDict, total=False):
     # intermediate fine-tuning (blurbflow.init_from): what a dependant loaded; a source's weights
     init_loaded: dict[str, Any]  # loaded (count), fresh and unused tensor names
     weights_sha256: str  # seed{N}/weights.pt of a `keep_weights` cell
+    model_sha256: str  # seed{N}/model/model.safetensors of a `keep_model` cell
     traceback: list[str]  # failed only
 
 

@@ -32,7 +32,7 @@ from blurbflow.options import CellOptions, options_json
 from blurbflow.provenance import code_versions, git_commit, where_run
 from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train import checkpoint, faults, tagging
+from blurbflow.train import checkpoint, faults, kept, tagging
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
 from blurbflow.train.fit import CellData, Optimisation, Run, fit
@@ -198,6 +198,7 @@ def finish(
     error: str | None,
     start: tuple[datetime, float],
     result_path: Path,
+    data_dir: Path | None = None,
 ) -> Result:
     """Write predictions.parquet, then result.json (with the predictions' digest), and remove
     the checkpoint. `start`: the start's date and monotonic clock."""
@@ -239,6 +240,8 @@ def finish(
         "predictions_sha256": write_predictions(run, predictions),
         **_weights_fields(run),
     }
+    if options.keep_model:
+        result.update(kept.finish_model(options, run.cell_dir, result, data_dir))
     write_json_atomic(result_path, result)
     checkpoint.remove(run.cell_dir)
     return result
@@ -265,4 +268,4 @@ def train_cell(
         state = checkpoint.LoopState()
         run.log_path.unlink(missing_ok=True)
     error = fit(run, state, resumed)
-    return finish(run, state, error, start, result_path)
+    return finish(run, state, error, start, result_path, data_dir)

@@ -18,7 +18,7 @@ import numpy as np
 from blurbflow.metrics import also_reported, compute_metric
 from blurbflow.options import CellOptions
 from blurbflow.tasks import TaskSpec
-from blurbflow.train import batching, checkpoint, faults
+from blurbflow.train import batching, checkpoint, faults, kept
 from blurbflow.train.checkpoint import LoopState
 from blurbflow.train.inputs import Splits
 from blurbflow.train.loop import Steps
@@ -185,8 +185,11 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
     for split in ("dev", "test"):  # extractive QA's other measures (other tasks: none)
         if scores := also_reported(spec, splits.gold(split), preds[split]):
             record[f"{split}_scores"] = scores
-    if not state.records or record["dev"] > max(r["dev"] for r in state.records):
+    improved = not state.records or record["dev"] > max(r["dev"] for r in state.records)
+    if improved:
         state.best_predictions = preds
+    if run.options.keep_model and (improved or run.options.selection == "last"):
+        kept.save_model(run.opt.model, run.cell_dir)  # the weights the result reports
     state.records.append(record)
     state.last_predictions = preds
     with run.log_path.open("a") as log:
