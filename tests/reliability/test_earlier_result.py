@@ -11,6 +11,9 @@ project:
 
 from __future__ import annotations
 
+import json
+import os
+
 import pandas as pd
 import pytest
 
@@ -24,6 +27,31 @@ FAULT = {"BLURBFLOW_FAULT": "raise@*/biosses/*/seed1"}
 def seed_bytes(workdir, seed: int, folder: str = "") -> dict:
     where = seed_dir(workdir, seed) / folder
     return {name: (where / name).read_bytes() for name in ("result.json", "predictions.parquet")}
+
+
+def test_moves_aside_and_back_are_whole_even_when_interrupted(tmp_path):
+    seed = tmp_path / "seed1"
+    seed.mkdir()
+    (seed / "result.json").write_text('{"status": "ok", "test": 81.5, "finished": "then"}')
+    (seed / "predictions.parquet").write_text("p")
+    (seed / "checkpoint.pt").write_text("c")  # a retrain's own: stays
+    assert earlier.keep_aside(seed) == ["predictions.parquet", "result.json"]
+    assert sorted(p.name for p in seed.iterdir()) == ["checkpoint.pt", earlier.EARLIER]
+    assert "kept aside, not counted: " in earlier.describe(seed)
+    assert "(ok, test 81.5, finished then)" in earlier.describe(seed)
+    (seed / "result.json").write_text('{"status": "failed"}')  # the retrain failed
+    assert earlier.restore(seed) and earlier.describe(seed) is None
+    assert json.loads((seed / "result.json").read_text())["test"] == 81.5
+    # interrupted while moving aside: result.json moved, predictions not yet
+    earlier.earlier_dir(seed).mkdir()
+    os.replace(seed / "result.json", earlier.earlier_dir(seed) / "result.json")
+    assert earlier.restore(seed)
+    assert {p.name for p in seed.iterdir()} == {
+        "result.json",
+        "predictions.parquet",
+        "checkpoint.pt",
+    }
+    assert not earlier.restore(seed)  # nothing kept aside
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,9 @@ import shutil
 from pathlib import Path
 
 EARLIER = "earlier"
-# result.json last: a set kept aside is one whose result.json is in `earlier/`
-FILES = ("predictions.parquet", "weights.pt", "train_log.jsonl", "result.json")
+# result.json last: a set kept aside is one whose result.json is in `earlier/`. Not the
+# train_log.jsonl: a preempted retrain appends to its own when it resumes.
+FILES = ("predictions.parquet", "weights.pt", "result.json")
 
 
 def earlier_dir(seed_dir: str | os.PathLike) -> Path:
