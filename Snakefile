@@ -29,6 +29,7 @@ rule all:
     input:
         "results/report.html",
         TABLE_FILES,
+        STUDY_RESULTS,
     default_target: True
 
 

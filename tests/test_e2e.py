@@ -47,6 +47,28 @@ def test_demo_produces_report_with_table_and_blurb_score(demo):
         ).exists()
 
 
+def test_demo_writes_its_study_results_beside_the_table(demo):
+    """results/demo.json holds the table's numbers: per column and task the seeds' mean, and
+    the BLURB-style score (blurbflow.results.study_json)."""
+    from blurbflow.results.tables import study_table, table_entries
+
+    study = yaml.safe_load((demo / "config/demo.yaml").read_text())["studies"]["demo"]
+    results = json.loads((demo / "results/demo.json").read_text())
+    columns = [(c["model"], c["recipe"]) for c in results["columns"]]
+    assert columns == [("tiny-biobert", "standard"), ("tiny-biobert", "layer-specific")]
+    table = table_entries(
+        study_table(pd.read_parquet(demo / "results/cells.parquet"), "demo", study)
+    )
+    for column in results["columns"]:
+        label = f"{column['model']} / {column['recipe']}"
+        for task, entry in column["tasks"].items():
+            assert entry["n"] == 2 and len(entry["scores"]) == 2, (label, task)
+            assert entry["mean"] == pytest.approx(table[(task, label)]["mean"]), (label, task)
+        blurb = column["blurb"]
+        assert blurb["mean"] == pytest.approx(table[(blurb["label"], label)]["mean"])
+    assert len(results["config_hash"]) == 64 and results["versions"]["blurbflow"]
+
+
 def test_every_demo_model_beats_chance_on_dev(demo):
     cells = pd.read_parquet(demo / "results/cells.parquet")
     for cell in cells[cells["task"].isin(["ncbidisease", "gad"])].itertuples():

@@ -5,6 +5,7 @@ the internet, or skipped with its reason; a README command missing from PLAN fai
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
+from hub_helpers import FakeHub
 from test_data_download import (  # noqa: F401
     ABSENT_SOURCES,
     ABSENT_TASKS,
@@ -27,11 +30,13 @@ from test_data_download import (  # noqa: F401
 from workflow_helpers import REPO, _env, copy_workflow, planned_jobs
 
 DEMO_MIRROR = "http://127.0.0.1:8000"  # the README's example; the loopback mirror replaces it
+MY_MODEL = "path/to/my-model"  # the README's local model; the clone holds a tiny BERT there
+SCORE = ".venv/bin/snakemake all --configfile config/blurb.yaml"
 
 
 @dataclass(frozen=True)
 class Plan:
-    how: str  # "run", "dry" (adds -n after the snakemake executable) or "skip"
+    how: str  # "run", "dry" (adds -n after the snakemake executable), "smoke" (below) or "skip"
     why: str = ""
 
 
@@ -47,6 +52,13 @@ PLAN = {
     ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),
     f".venv/bin/snakemake data --cores 2 --config mirror={DEMO_MIRROR}": Plan("run"),
     ".venv/bin/snakemake --profile slurm all": Plan("dry", "submits to SLURM"),
+    f"{SCORE} --config model=dmis-lab/biobert-base-cased-v1.1": Plan(
+        "dry", "downloads the model and PubMedBERT, trains 13 tasks x 2 models x 6 grid points"
+    ),
+    f"{SCORE} --config model={MY_MODEL}": Plan("dry", "the full protocol: days on CPU"),
+    # run for real: the data of its two tasks from the loopback mirror of the real BLURB files,
+    # PubMedBERT's hub id from a loopback hub (test_scoring_a_local_model_runs_for_real)
+    f"{SCORE} config/blurb-smoke.yaml --config model={MY_MODEL}": Plan("smoke"),
 }
 
 
@@ -75,15 +87,38 @@ def test_every_readme_command_is_planned():
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    """The workflow as a fresh clone has it after `make setup` (this venv), plus my.yaml."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("readme"))
+    """The workflow as a fresh clone has it after `make setup` (this venv), plus my.yaml and a
+    tiny BERT in MY_MODEL."""
+    return fresh_clone(tmp_path_factory.mktemp("readme"))
+
+
+def fresh_clone(dest: Path) -> Path:
+    workdir = copy_workflow(dest)
     (workdir / ".venv").symlink_to(Path(sys.executable).parent.parent)
     shutil.copy(workdir / "config/demo.yaml", workdir / "my.yaml")
+    save_tiny_bert(workdir / MY_MODEL)
     return workdir
 
 
-def run_as_typed(workdir: Path, command: str) -> subprocess.CompletedProcess:
-    env = _env()
+def save_tiny_bert(folder: Path) -> None:
+    """A seeded 16-wide, 1-layer BERT with 512 positions (BLURB's longest inputs) and a
+    WordPiece vocabulary, saved as a model folder."""
+    import torch
+    from transformers import BertModel
+
+    from blurbflow.models.build import train_tokenizer
+
+    from model_helpers import tiny_config
+
+    torch.manual_seed(0)
+    texts = ["aspirin reduces the risk of stroke", "the gene BRCA1 is linked to cancer"] * 20
+    tokenizer = train_tokenizer(texts, 120)
+    BertModel(tiny_config(len(tokenizer), 1, max_position_embeddings=512)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def run_as_typed(workdir: Path, command: str, extra: dict | None = None):
+    env = _env(extra)
     venv_bin = Path(sys.executable).parent.resolve()
     assert all(Path(p).resolve() != venv_bin for p in env["PATH"].split(os.pathsep) if p)
     assert "PYTHONPATH" not in env
@@ -100,7 +135,8 @@ def as_run(command: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "command", [c for c in COMMANDS if c in PLAN and PLAN[c].how != "skip" and "mirror=" not in c]
+    "command",
+    [c for c in COMMANDS if c in PLAN and PLAN[c].how in ("run", "dry") and "mirror=" not in c],
 )
 @pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_command_works_as_typed(clone, command):
@@ -160,3 +196,36 @@ def test_a_moved_clone_re_runs_nothing(clone, mirror_data_run, mirror_url):  # n
     absent = {f"resources/raw/{source}" for source in ABSENT_SOURCES} | {""}  # "": `data`
     absent |= {f"resources/data/{task}/train.parquet" for task in ABSENT_TASKS}
     assert planned <= absent, planned
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+@pytest.mark.skipif(not MIRROR.is_dir(), reason=f"{MIRROR} is absent: no real BLURB files here")
+def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F811
+    """The smoke line as typed, on a fresh clone whose MY_MODEL is a tiny BERT: the data from
+    the mirror (`mirror=` appended), PubMedBERT's hub id from a loopback hub holding the same
+    tiny BERT. Ends with the table, the report and results/blurb.json of both models."""
+    (command,) = [c for c in COMMANDS if PLAN.get(c) == Plan("smoke")]
+    workdir = fresh_clone(tmp_path / "clone")
+    hub_id = yaml.safe_load((workdir / "config/blurb.yaml").read_text())["models"]["pubmedbert"]
+    folder = workdir / MY_MODEL
+    hub = FakeHub()
+    hub.add_repo(hub_id["hub_id"], {p.name: p.read_bytes() for p in folder.iterdir()})
+    env = {"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home")}
+    try:
+        run = run_as_typed(workdir, f"{command} mirror={mirror_url}", env)
+    finally:
+        hub.stop()
+    log = run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.returncode == 0, log
+    assert (workdir / "results/report.html").is_file() and "This was a dry-run" not in log
+    assert "candidate" in (workdir / "results/tables/blurb.md").read_text()
+    results = json.loads((workdir / "results/blurb.json").read_text())
+    assert results["models"]["candidate"]["path"] == MY_MODEL
+    assert results["tasks"] == ["biosses", "pubmedqa"]
+    assert [c["model"] for c in results["columns"]] == ["candidate", "pubmedbert"]
+    for column in results["columns"]:
+        for task, entry in column["tasks"].items():
+            assert entry["n"] == 1 and entry["mean"] is not None, (column["model"], task)
+        assert column["blurb"]["mean"] is not None
+    assert len(results["config_hash"]) == 64 and results["blurbflow_version"]

@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, func, helptext in (
         ("aggregate", steps.aggregate, "every cell's result.json -> cells.parquet"),
-        ("tables", steps.tables, "cells.parquet -> one table per study"),
+        ("tables", steps.tables, "cells.parquet -> per study its tables and {study}.json"),
         ("report", steps.report, "cells.parquet -> report.html"),
     ):
         p = sub.add_parser(name, help=helptext)

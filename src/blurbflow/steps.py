@@ -137,17 +137,20 @@ def aggregate(config: dict, out: str, rescore: bool | None = None) -> None:
     print(frame["status"].value_counts().to_string())
 
 
-def _write_tables(config: dict, cells, out_dir: Path) -> None:
+def _write_tables(config: dict, cells, out_dir: Path, results_dir: Path | None = None) -> None:
     """Per study its table (CSV, Markdown, LaTeX), its numbers beside the paper's
-    (`{study}.reproduction.csv`; empty published columns when there are none) and its
-    comparisons with their power (`{study}.comparisons.csv`)."""
+    (`{study}.reproduction.csv`; empty published columns when there are none), its
+    comparisons with their power (`{study}.comparisons.csv`) and its study-level
+    `{results_dir}/{study}.json` (default: the folder above `out_dir`)."""
     from blurbflow.results.comparisons import study_comparisons, write_comparisons
     from blurbflow.results.formats import write_table
     from blurbflow.results.layout import shown_study
     from blurbflow.results.reproduction import reproduction_rows, write_reproduction
     from blurbflow.results.study_cells import study_cells
+    from blurbflow.results.study_json import study_results, write_study_results
     from blurbflow.results.tables import study_table
 
+    results_dir = out_dir.parent if results_dir is None else results_dir
     for name, study in config["studies"].items():
         selected = study_cells(cells, shown_study(study))
         table = study_table(cells, name, study, selected)
@@ -155,6 +158,8 @@ def _write_tables(config: dict, cells, out_dir: Path) -> None:
         rows = reproduction_rows(cells, name, study, selected, table)
         write_reproduction(rows, out_dir / name)
         write_comparisons(study_comparisons(cells, study, selected), out_dir / name)
+        results = study_results(cells, config, name, selected)
+        write_study_results(results, results_dir / f"{name}.json")
 
 
 def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
@@ -167,10 +172,11 @@ def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
     print(f"wrote {out}")
 
 
-def tables(config: dict, cells: str, out_dir: str) -> None:
+def tables(config: dict, cells: str, out_dir: str, results_dir: str | None = None) -> None:
     import pandas as pd
 
-    _write_tables(config, pd.read_parquet(cells), Path(out_dir))
+    results = None if results_dir is None else Path(results_dir)
+    _write_tables(config, pd.read_parquet(cells), Path(out_dir), results)
 
 
 def report(config: dict, config_hash: str, cells: str, out: str) -> None:

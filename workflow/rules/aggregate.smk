@@ -1,5 +1,6 @@
 # Every job's manifest (its cells done) → every cell's result.json → results/cells.parquet →
-# one table per study.
+# one table per study, and per study results/{study}.json (blurbflow.results.study_json).
+STUDY_RESULTS = expand("results/{study}.json", study=config["studies"])
 
 
 rule aggregate:
@@ -24,9 +25,11 @@ rule tables:
         "results/cells.parquet",
     output:
         TABLE_FILES,
+        results=STUDY_RESULTS,
     params:
         config_hash=CONFIG_HASH,
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        results_dir=lambda wildcards, output: os.path.dirname(output.results[0]),
     log:
         "results/logs/tables.log",
     resources:

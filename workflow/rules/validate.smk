@@ -5,10 +5,12 @@
 # with several values must be a row or a column, else the table would hide it) and the entries
 # its `published:` block names (blurbflow.results.published_values). Snakemake's
 # `validate` fills the schema's defaults. Reading the workflow writes and deletes nothing.
+# First, `--config model=…` becomes the model `candidate` (blurbflow.models.candidate).
 import sys
 
 import yaml
 
+from blurbflow.models.candidate import apply_model_option
 from blurbflow.results.layout import study_layout
 from blurbflow.results.published_values import check_published
 from blurbflow.validate import ConfigError, check_config
@@ -16,6 +18,7 @@ from blurbflow.validate import ConfigError, check_config
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
 try:
+    apply_model_option(config)
     check_config(config, yaml.safe_load(open(workflow.source_path(CONFIG_SCHEMA))))
     for _name, _study in config["studies"].items():
         try:

@@ -1,4 +1,5 @@
-# Rule tables (workflow/rules/aggregate.smk): cells.parquet -> one table per study.
+# Rule tables (workflow/rules/aggregate.smk): cells.parquet -> per study its tables and
+# results/{study}.json.
 from blurbflow.steps import run_rule, tables
 from blurbflow.tasks import register_tasks
 
@@ -9,4 +10,5 @@ run_rule(
     config=snakemake.config,
     cells=snakemake.input[0],
     out_dir=snakemake.params.out_dir,
+    results_dir=snakemake.params.results_dir,
 )
