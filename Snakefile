@@ -11,6 +11,10 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
+# `snakemake --report report.zip` after a run: the tables and the HTML report (report() outputs)
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/validate.smk"
 
 include: "workflow/rules/common.smk"

@@ -24,7 +24,7 @@ rule tables:
     input:
         "results/cells.parquet",
     output:
-        TABLE_FILES,
+        table_reports(TABLE_FILES),  # `snakemake --report` carries them
         results=STUDY_RESULTS,
     params:
         config_hash=CONFIG_HASH,

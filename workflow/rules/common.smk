@@ -62,6 +62,21 @@ TABLE_FILES = expand(
     study=config["studies"],
     ext=["csv", "md", "tex", "reproduction.csv", "comparisons.csv"],
 )
+
+
+def table_reports(paths):
+    """The tables as `snakemake --report` items, labelled by study (the longest study name a
+    file starts with: names may hold dots) and file."""
+    items = []
+    for path in paths:
+        name = os.path.basename(path)
+        study = max((s for s in config["studies"] if name.startswith(f"{s}.")), key=len)
+        labels = {"study": study, "file": name[len(study) + 1 :]}
+        caption = "../report/tables.rst"
+        items.append(report(path, caption=caption, category="Tables", labels=labels))
+    return items
+
+
 DATA_SOURCE = config.get("data", {}).get("source", "download")
 if DATA_SOURCE == "generated":  # a task without synthetic data stops the run before any job
     from blurbflow.data.generate import check_generated

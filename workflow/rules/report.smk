@@ -6,7 +6,7 @@ rule report:
         cells="results/cells.parquet",
         tables=TABLE_FILES,
     output:
-        "results/report.html",
+        report("results/report.html", caption="../report/report.rst", category="Report"),
     params:
         config_hash=CONFIG_HASH,
     log:
