@@ -7,13 +7,15 @@ aggregation steps run as SLURM jobs. The demo's study with 3 of its tasks (12 ce
 own per recipe for ncbidisease, the 4 short jobs of biosses and pubmedqa in one submission) and
 1 epoch per cell: what is tested is the cluster's part (the demo's training is tested once, by
 the `demo` fixture). The first run plants a failing cell (ncbidisease, standard, seed 1); the
-second, fault-free run re-runs only its job and then aggregates.
+second, fault-free run re-runs only its job and then aggregates. Config `slurm` asks for every
+knob (README "Running on SLURM"), and the jobs of the second run show what sbatch was asked.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,7 +29,18 @@ from workflow_helpers import copy_workflow, snakemake
 FAILING = "tiny-biobert/ncbidisease/standard/lr0.001-bs16/seed1"
 TASKS = ["ncbidisease", "biosses", "pubmedqa"]
 CELLS = 12  # 3 tasks x 2 recipes x 2 seeds
-SLURM_CONFIG = 'slurm={"account": "blurbflow", "partition": "debug"}'
+# QOSes, node feature and GPU type as .ci/slurm/up.sh sets them up
+SLURM = {
+    "account": "blurbflow",
+    "partition": "debug",
+    "qos": "ci-cpu",
+    "gpu_qos": "ci-gpu",
+    "gpu_constraint": "fakegpu",
+    "gpu_request": "gres",
+    "gpu_model": "fake",
+    "sbatch": "--nice=1",
+    "signal_lead": 90,
+}
 
 
 def cluster_answers() -> bool:
@@ -47,8 +60,8 @@ pytestmark = [
 
 
 def sacct() -> dict[str, dict]:
-    """Every job SLURM accounted today: id -> State, Comment, AllocTRES, JobName."""
-    fields = ["JobID", "JobName", "Comment", "State", "AllocTRES"]
+    """Every job SLURM accounted today: id -> State, Comment, AllocTRES, JobName, SubmitLine."""
+    fields = ["JobID", "JobName", "Comment", "State", "AllocTRES", "SubmitLine"]
     run = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-S", "now-1days", f"--format={','.join(fields)}"],
         capture_output=True,
@@ -57,6 +70,15 @@ def sacct() -> dict[str, dict]:
     )
     rows = [dict(zip(fields, line.split("|"), strict=True)) for line in run.stdout.splitlines()]
     return {row["JobID"]: row for row in rows}
+
+
+def scontrol() -> dict[str, dict]:
+    """What slurmctld holds of each job it still knows (MinJobAge=300 s): id -> field -> value."""
+    run = subprocess.run(
+        ["scontrol", "-o", "show", "job"], capture_output=True, text=True, check=True
+    )
+    jobs = [dict(re.findall(r"(\S+?)=(\S*)", line)) for line in run.stdout.splitlines()]
+    return {job["JobId"]: job for job in jobs if "JobId" in job}
 
 
 def results(workdir: Path) -> dict[str, dict]:
@@ -75,8 +97,8 @@ def slurm_runs(demo, tmp_path_factory):
     config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
     config["recipes"]["standard"]["epochs"] = {"default": 1}  # layer-specific extends it
     config["studies"]["demo"]["tasks"] = TASKS
+    config["slurm"] = SLURM  # in the file: --config would hand its numbers over as strings
     (workdir / "config/slurm-demo.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    # `all` first: --config takes every word after it
     args = (
         "all",
         "--profile",
@@ -87,13 +109,12 @@ def slurm_runs(demo, tmp_path_factory):
         "2",
         "--configfile",
         "config/slurm-demo.yaml",
-        "--config",
-        SLURM_CONFIG,
     )
     first = snakemake(workdir, *args, env={"BLURBFLOW_FAULT": f"raise@{FAILING}"})
     after_first = results(workdir)
     report_after_first = (workdir / "results/report.html").read_text()
     second = snakemake(workdir, *args)
+    shown = scontrol()  # at once: the second run's jobs are minutes old
     return {
         "workdir": workdir,
         "first": first,
@@ -102,6 +123,7 @@ def slurm_runs(demo, tmp_path_factory):
         "second": second,
         "after_second": results(workdir),
         "sacct": sacct(),
+        "scontrol": shown,
     }
 
 
@@ -164,3 +186,23 @@ def test_the_rerun_completes_the_failed_cell_and_aggregates_on_the_cluster(slurm
     comments = {j["Comment"]: j["State"] for j in jobs.values() if j["JobName"] == run_name}
     for rule in ("aggregate", "tables", "report"):
         assert comments.get(f"rule_{rule}") == "COMPLETED", comments
+
+
+def test_sbatch_asked_for_the_configured_gres_qos_constraint_and_signal(slurm_runs):
+    """The second run's jobs as scontrol shows them. Slurm 22.05's scontrol does not show a
+    job's --signal, so that is read from the submission sacct recorded."""
+    after, shown, jobs = slurm_runs["after_second"], slurm_runs["scontrol"], slurm_runs["sacct"]
+    gpu_id = after[FAILING]["slurm_job_id"]
+    gpu = shown[gpu_id]
+    assert gpu["TresPerNode"] == "gres:gpu:fake:1", gpu
+    assert "TresPerJob" not in gpu  # --gres alone, no --gpus beside it
+    assert (gpu["QOS"], gpu["Features"], gpu["Nice"]) == ("ci-gpu", "fakegpu", "1"), gpu
+    assert "--signal=TERM@90" in jobs[gpu_id]["SubmitLine"].split()
+    run_name = jobs[gpu_id]["JobName"]
+    cpu_ids = [i for i, j in jobs.items() if j["JobName"] == run_name and i != gpu_id]
+    rules = {jobs[i]["Comment"] for i in cpu_ids}
+    assert {"rule_aggregate", "rule_tables", "rule_report"} <= rules, rules
+    for job_id in cpu_ids:
+        cpu = shown[job_id]
+        assert (cpu["QOS"], cpu["Features"], cpu["Nice"]) == ("ci-cpu", "(null)", "1"), cpu
+        assert "TresPerNode" not in cpu and "--signal" not in jobs[job_id]["SubmitLine"]

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Bring up a real single-node SLURM cluster with accounting on this machine (CI; Debian 12, root,
 # no systemd): munged, MariaDB, slurmdbd, slurmctld and `slurmd -N localhost`, each started by hand.
-# Node `localhost` (all CPUs, most of the memory, one fake GPU), partition `debug` (default), account
-# `blurbflow` with user root, so `sbatch --account blurbflow --partition debug` and `sacct` work.
+# Node `localhost` (all CPUs, most of the memory, fake GPUs of type `fake`, feature `fakegpu`),
+# partition `debug` (default), account `blurbflow` with user root allowed QOS `normal` (its default),
+# `ci-cpu` and `ci-gpu`, so `sbatch -A blurbflow -p debug --qos ci-gpu -C fakegpu --gres=gpu:fake:1`
+# and `sacct` work.
 # PIDs go to $STATE/pids for .ci/slurm/down.sh; logs to $STATE/log. Re-running with the cluster up
 # does nothing; with it half up it tears down and starts again; when a step fails it shows the
 # daemon's log tail and stops what it started.
@@ -11,6 +13,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${BLURBFLOW_SLURM_STATE:-/tmp/blurbflow-slurm}
 CLUSTER=blurbflow ACCOUNT=blurbflow PARTITION=debug
+QOSES=(ci-cpu ci-gpu) FEATURE=fakegpu GPU_TYPE=fake   # what tests/test_slurm.py asks for
 GPUS=2   # fake GPUs backed by /dev/null and /dev/zero: two cells at a time on the 2-core CI machine
 DB_NAME=slurm_acct_db DB_USER=slurm DB_PASS=blurbflow-ci   # MariaDB listens on 127.0.0.1 only
 export SLURM_CONF=/etc/slurm/slurm.conf   # the fixed path: the plugin's job step drops SLURM_CONF
@@ -55,9 +58,14 @@ if [[ -s $STATE/pids ]]; then
     (($(wc -l <"$STATE/pids") == 5)) || up=0
     # sinfo hangs for seconds when no slurmctld answers, so it is asked last and briefly
     if ((up)) && [[ $(node_state) == @(idle|mix|alloc)* ]]; then
-        say "already up (PIDs in $STATE/pids)"; exit 0
+        # a cluster an older up.sh configured (no feature, untyped GPUs) is configured again
+        [[ $(timeout 5 sinfo -h -n localhost -o %f 2>/dev/null) == "$FEATURE" ]] \
+            && { say "already up (PIDs in $STATE/pids)"; exit 0; }
+        say "up with an older configuration: tearing down first"
+    else
+        say "half up: tearing down first"
     fi
-    say "half up: tearing down first"; "$HERE/down.sh"
+    "$HERE/down.sh"
 fi
 
 # On any failure from here on, stop whatever did start (logs stay in $STATE).
@@ -123,17 +131,17 @@ SlurmctldLogFile=$STATE/log/slurmctld.log
 SlurmdLogFile=$STATE/log/slurmd.log
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
-AccountingStorageEnforce=associations
+AccountingStorageEnforce=associations,qos
 AccountingStorageTRES=gres/gpu
 AccountingStoreFlags=job_comment
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
 JobCompType=jobcomp/none
-NodeName=localhost CPUs=$CPUS RealMemory=$REAL_MB Gres=gpu:$GPUS State=UNKNOWN
+NodeName=localhost CPUs=$CPUS RealMemory=$REAL_MB Gres=gpu:$GPU_TYPE:$GPUS Features=$FEATURE State=UNKNOWN
 PartitionName=$PARTITION Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 # Fake GPUs: any existing file will do with TaskPlugin=task/none (without File= the node is INVALID).
-printf "NodeName=localhost Name=gpu File=%s\n" /dev/null /dev/zero | head -n "$GPUS" >/etc/slurm/gres.conf
+printf "NodeName=localhost Name=gpu Type=$GPU_TYPE File=%s\n" /dev/null /dev/zero | head -n "$GPUS" >/etc/slurm/gres.conf
 
 install -m 600 -o slurm -g slurm /dev/null /etc/slurm/slurmdbd.conf
 cat >/etc/slurm/slurmdbd.conf <<EOF
@@ -189,7 +197,12 @@ sacctmgr -n -P list account format=account | grep -qx "$ACCOUNT" \
     || sacctmgr -i add account "$ACCOUNT" Cluster="$CLUSTER" Description=CI Organization=CI >/dev/null
 sacctmgr -n -P list assoc user=root account="$ACCOUNT" format=user | grep -qx root \
     || sacctmgr -i add user root Account="$ACCOUNT" DefaultAccount="$ACCOUNT" >/dev/null
-say "accounting: cluster $CLUSTER, account $ACCOUNT, user root"
+for qos in "${QOSES[@]}"; do   # with AccountingStorageEnforce=qos an unknown QOS is refused
+    sacctmgr -n -P list qos format=name | grep -qx "$qos" || sacctmgr -i add qos "$qos" >/dev/null
+    sacctmgr -n -P list assoc user=root account="$ACCOUNT" format=qos | tr , '\n' | grep -qx "$qos" \
+        || sacctmgr -i modify user root where account="$ACCOUNT" set qos+="$qos" >/dev/null
+done
+say "accounting: cluster $CLUSTER, account $ACCOUNT, user root, QOS normal ${QOSES[*]}"
 
 slurmctld
 record slurmctld "$STATE/run/slurmctld.pid" "$STATE/log/slurmctld.log"

@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+from blurbflow.errors import ConfigError
 from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
 
@@ -107,3 +108,109 @@ def submission_group(options: CellOptions) -> str | None:
     if options.selection_file or options.init_from:
         return None
     return SHORT_GROUP if is_short(options) else None
+
+
+# --- SLURM placement: config `slurm` -> the executor plugin's resources (README "Running on SLURM")
+SIGNAL_LEAD = 120  # seconds before the time limit a fine-tuning job gets SIGTERM (it checkpoints)
+# sbatch options that the executor plugin or a key of config `slurm` already sets: `slurm.sbatch`
+# may name none of them (the plugin refuses most in slurm_extra, only at submission).
+_SET_BY = {
+    "slurm.account": ("--account", "-A"),
+    "slurm.partition / slurm.gpu_partition": ("--partition", "-p"),
+    "slurm.qos / slurm.gpu_qos": ("--qos", "-q"),
+    "slurm.constraint / slurm.gpu_constraint": ("--constraint", "-C"),
+    "slurm.gpu_request and slurm.gpu_model": (
+        "--gres",
+        "--gpus",
+        "-G",
+        "--gpus-per-node",
+        "--gpus-per-task",
+    ),
+    "the job's runtime (slurm.max_runtime)": ("--time", "-t"),
+    "the config's `resources`": ("--mem", "--mem-per-cpu", "--cpus-per-task", "-c"),
+    "the executor plugin": (
+        "--job-name",
+        "-J",
+        "--output",
+        "-o",
+        "--error",
+        "-e",
+        "--parsable",
+        "--export",
+        "--comment",
+        "--workdir",
+        "--chdir",
+        "-D",
+        "--ntasks",
+        "-n",
+        "--ntasks-per-gpu",
+        "--cpus-per-gpu",
+        "--nodes",
+        "-N",
+        "--clusters",
+        "-M",
+    ),
+}
+SBATCH_SET_BY = {option: key for key, options in _SET_BY.items() for option in options}
+
+
+def _sbatch_options(words: str) -> list[str]:
+    """The option names of an sbatch argument string (`--a=b` -> `--a`, `-t10` -> `-t`)."""
+    names = []
+    for word in words.split():
+        if word.startswith("--"):
+            names.append(word.split("=", 1)[0])
+        elif word.startswith("-") and len(word) > 1:
+            names.append(word[:2])
+    return names
+
+
+def slurm_resources(slurm: dict | None) -> tuple[dict, dict]:
+    """Snakemake resources the SLURM executor plugin reads, for CPU steps and for fine-tuning
+    jobs, from config `slurm` (schema-checked before). Raises ConfigError naming the key where
+    keys disagree. A local run ignores them."""
+    slurm = slurm or {}
+    lead = slurm.get("signal_lead", SIGNAL_LEAD)
+    max_runtime = slurm.get("max_runtime") or MAX_RUNTIME
+    if lead is not None and lead >= max_runtime * 60:
+        raise ConfigError(
+            f"slurm.signal_lead: {lead} s is not shorter than slurm.max_runtime "
+            f"({max_runtime} min): every job would be signalled at its start"
+        )
+    sbatch = slurm.get("sbatch") or ""
+    for option in _sbatch_options(sbatch):
+        if option in SBATCH_SET_BY:
+            raise ConfigError(
+                f"slurm.sbatch: {option} is set by {SBATCH_SET_BY[option]}; drop it here"
+            )
+        if option == "--signal" and lead is not None:
+            raise ConfigError(
+                "slurm.sbatch: --signal is set by slurm.signal_lead; drop it here, or set "
+                "slurm.signal_lead to null to give your own"
+            )
+    model = slurm.get("gpu_model")
+    cpu = {
+        "slurm_account": slurm.get("account"),
+        "slurm_partition": slurm.get("partition"),
+        "qos": slurm.get("qos"),
+        "constraint": slurm.get("constraint"),
+        "slurm_extra": sbatch,
+    }
+    gpu = {
+        **cpu,
+        "slurm_partition": slurm.get("gpu_partition") or cpu["slurm_partition"],
+        "qos": slurm.get("gpu_qos") or cpu["qos"],
+        "constraint": slurm.get("gpu_constraint") or cpu["constraint"],
+        "slurm_extra": " ".join(
+            filter(None, [sbatch, lead is not None and f"--signal=TERM@{lead}"])
+        ),
+    }
+    if slurm.get("gpu_request", "gpus") == "gres":  # --gres=gpu[:MODEL]:1
+        gpu["gres"] = f"gpu:{model}:1" if model else "gpu:1"
+    else:  # --gpus=[MODEL:]1
+        gpu.update(gpu=1, gpu_model=model)
+    # a resource left unset is never passed: the plugin adds nothing, SLURM's default applies
+    return (
+        {key: value for key, value in cpu.items() if value},
+        {key: value for key, value in gpu.items() if value},
+    )

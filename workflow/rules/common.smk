@@ -14,7 +14,13 @@ from blurbflow.config import (
 )
 from blurbflow.init_from import source_job
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
-from blurbflow.cluster import MAX_RUNTIME, cell_resources, estimated_minutes, submission_group
+from blurbflow.cluster import (
+    MAX_RUNTIME,
+    cell_resources,
+    estimated_minutes,
+    slurm_resources,
+    submission_group,
+)
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
@@ -226,19 +232,13 @@ def model_source(model):
     return spec.get("path") or spec["hub_id"]
 
 
-# SLURM placement of every submitted rule (config `slurm`; the plugin reads these resources).
-_SLURM = config.get("slurm") or {}
-SLURM_CPU = {
-    key: value
-    for key, value in (
-        ("slurm_account", _SLURM.get("account")),
-        ("slurm_partition", _SLURM.get("partition")),
-    )
-    if value
-}
-SLURM_GPU = {**SLURM_CPU}
-if _SLURM.get("gpu_partition"):
-    SLURM_GPU["slurm_partition"] = _SLURM["gpu_partition"]
+# SLURM placement of every submitted job, from config `slurm` (the plugin reads these resources)
+# account, partition, qos, constraint, extra sbatch options; fine-tuning jobs also their GPU
+# request and the signal before their time limit (blurbflow.cluster.slurm_resources).
+try:
+    SLURM_CPU, SLURM_GPU = slurm_resources(config.get("slurm"))
+except ConfigError as err:
+    raise WorkflowError(f"Invalid configuration: {err}") from None
 
 # Software of every rule, used with --software-deployment-method conda (Snakemake resolves a fixed
 # env path once per rule, so declaring it always costs a paper-scale dry run nothing measurable).

@@ -21,11 +21,11 @@ rule finetune:
     group:
         cell_group
     resources:
-        gpu=1,  # blurbflow.cluster.cell_resources: always 1
+        gpu_slot=1,  # one at a time inside a submission (slurm/profile.yaml); not read by SLURM
         cpus_per_task=cell_resource("cpus_per_task"),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),
-        **SLURM_GPU,
+        **SLURM_GPU,  # its GPU (gpu=1 or gres), partition, qos, constraint, signal (common.smk)
     conda:
         BLURBFLOW_ENV
     script:
