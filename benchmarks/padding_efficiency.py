@@ -26,10 +26,12 @@ from blurbflow.options import InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train.batching import micro_batches, pass_cost, train_batches
 from blurbflow.train.encode import encode_task, load_encoded
+from blurbflow.train.packing import pack
 
 from common import MIRRORED_TASKS, WORK, minilm_path, parser, prepared, smoke_data, tiny_model
 
 OURS, RANDOM = "blurbflow bucketed", "random dynamic"
+PACKED = "blurbflow as run"  # token-level sets packed (train/packing.py, CPU), others as OURS
 PASS = pass_cost("cpu", 768)  # the split a BERT-base cell gets on the CPU (--pass-tokens)
 
 
@@ -48,7 +50,12 @@ def megabatches(lengths, size, rng, k=2):
 
 
 def strategies(
-    lengths: list[int], max_length: int, seed: int, size: int, pass_tokens: float = PASS
+    lengths: list[int],
+    max_length: int,
+    seed: int,
+    size: int,
+    pass_tokens: float = PASS,
+    token_level: bool = False,
 ) -> dict:
     """name -> (width override or 0, one epoch's batches, each a list of forward passes)."""
     rng = random.Random(seed)
@@ -62,7 +69,7 @@ def strategies(
     jitter.shuffle(jittered)
     ours = train_batches(lengths, size, random.Random(seed))
     plain = [[b] for b in chunk(shuffled, size)]
-    return {
+    found = {
         "fixed-length (papers)": (max_length, plain),
         RANDOM: (0, plain),
         "megabatch k=2": (0, [[b] for b in megabatches(lengths, size, random.Random(seed))]),
@@ -74,6 +81,11 @@ def strategies(
         ),
         OURS: (0, [micro_batches(lengths, b, "bucketed", pass_tokens=pass_tokens) for b in ours]),
     }
+    if token_level:  # one pass over rows as wide as the batch's longest sequence
+        found[PACKED] = (-1, [pack(lengths, b) for b in ours])
+    else:
+        found[PACKED] = found[OURS]
+    return found
 
 
 def mates_kept(first: list, second: list) -> float:
@@ -118,13 +130,17 @@ def report(args, smoke: Path | None) -> None:
             encode_task(spec, data, tokenizer, inputs, encoded)
         lengths = load_encoded(encoded, "train")["length"]
         seed1, seed2 = (
-            strategies(lengths, spec.max_length, s, size, args.pass_tokens) for s in (1, 2)
+            strategies(lengths, spec.max_length, s, size, args.pass_tokens, spec.kind.token_level)
+            for s in (1, 2)
         )
         row = []
         for name, (width, batches) in seed1.items():
-            computed = sum(
-                len(p) * (width or max(lengths[i] for i in p)) for b in batches for p in b
-            )
+            if width < 0:  # packed: every row of a batch as wide as its longest sequence
+                computed = sum(len(b) * max(lengths[i] for p in b for i in p) for b in batches)
+            else:
+                computed = sum(
+                    len(p) * (width or max(lengths[i] for i in p)) for b in batches for p in b
+                )
             totals[name][0] += sum(lengths)
             totals[name][1] += computed
             row.append(sum(lengths) / computed)

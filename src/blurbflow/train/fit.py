@@ -18,7 +18,7 @@ import numpy as np
 from blurbflow.metrics import also_reported, compute_metric
 from blurbflow.options import CellOptions
 from blurbflow.tasks import TaskSpec
-from blurbflow.train import batching, checkpoint, faults, kept
+from blurbflow.train import batching, checkpoint, faults, kept, packing
 from blurbflow.train.checkpoint import LoopState
 from blurbflow.train.inputs import Splits
 from blurbflow.train.loop import Steps
@@ -98,6 +98,12 @@ def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
     done = (state.epoch - 1) * per_epoch + state.step
     progress = Progress(run.name, epochs, per_epoch, done=done)
     steps = Steps(run.opt, options, progress, state)
+    token_level = run.data.spec.kind.token_level
+    if packing.packs(run.opt.model, token_level, run.opt.device, options.batching):
+        lengths, pad_id = run.data.train["length"], run.fmt.pad_id
+        steps.packer = lambda rows: packing.packed_batch(
+            run.data.train, packing.pack(lengths, rows), pad_id
+        )
     run.precision = steps.precision
     every = options.eval_every_steps
     with checkpoint.SigtermFlag() as sigterm:

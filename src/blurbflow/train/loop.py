@@ -65,16 +65,23 @@ class Steps:
         self.pass_tokens = batching.pass_cost(self.device.type, hidden)
         self.sparse = sparse_embeddings(self.model, self.device, self.batching)
         self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
+        self.packer: Callable | None = None  # rows -> one packed batch (set by fit, or None)
 
     def step(
         self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
     ) -> None:
         """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
         replace the first micro-batch's loss (fault injection)."""
-        split = batching.micro_batches(lengths, rows, self.batching, pass_tokens=self.pass_tokens)
-        parts = [make(p) for p in split]
+        if self.packer is not None:  # one pass over packed rows (train/packing.py)
+            parts, weights = [self.packer(rows)], [1.0]
+        else:
+            split = batching.micro_batches(
+                lengths, rows, self.batching, pass_tokens=self.pass_tokens
+            )
+            parts = [make(p) for p in split]
+            weights = batching.label_weights(parts)
         total = None
-        for weight, part in zip(batching.label_weights(parts), parts, strict=True):
+        for weight, part in zip(weights, parts, strict=True):
             if not weight:
                 continue  # nothing labelled in it: no loss to learn from (and 0/0 = NaN)
             with devices.autocast(self.device, self.precision):

@@ -1,0 +1,100 @@
+"""Packed training batches for token-level tasks (blurbflow.train.packing): every sequence's
+logits and the batch's loss and gradient are those of the unpacked batch, up to float rounding."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from transformers import BertConfig, BertForSequenceClassification, BertForTokenClassification
+
+from blurbflow.train import batching
+from blurbflow.train.packing import pack, packed_batch, packs
+
+CPU = torch.device("cpu")
+
+
+def tiny_bert(cls=BertForTokenClassification):
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, num_labels=3, type_vocab_size=2,
+    )  # fmt: skip
+    return cls(config)
+
+
+def ner_data(n=24, seed=0):
+    rng = random.Random(seed)
+    lengths = [rng.choice([3, 5, 8, 12, 20, 31]) for _ in range(n)]
+    return {
+        "input_ids": [[2, *(rng.randint(5, 119) for _ in range(k - 2)), 3] for k in lengths],
+        "token_type_ids": [[0] * k for k in lengths],
+        "labels": [[-100, *(rng.randint(0, 2) for _ in range(k - 2)), -100] for k in lengths],
+        "length": lengths,
+    }
+
+
+def test_pack_places_every_row_once_within_the_longest_width():
+    lengths = [31, 5, 5, 20, 12, 3, 8, 8, 31, 2]
+    rows = list(range(len(lengths)))
+    bins = pack(lengths, rows)
+    assert sorted(i for b in bins for i in b) == rows
+    assert all(sum(lengths[i] for i in b) <= 31 for b in bins)
+    assert len(bins) == -(-sum(lengths) // 31)  # these sizes pack with no bin to spare
+    assert pack(lengths, rows) == bins  # deterministic
+
+
+def test_packed_logits_and_loss_are_each_sequences_own():
+    model, data = tiny_bert().eval(), ner_data()
+    rows = list(range(len(data["length"])))
+    bins = pack(data["length"], rows)
+    batch = packed_batch(data, bins, pad_id=0)
+    assert batch["attention_mask"].shape[:2] == (len(bins), 1)
+    with torch.no_grad():
+        packed = model(**batch)
+        weighted, labelled = 0.0, 0
+        for r, row in enumerate(bins):
+            at = 0
+            for i in row:
+                n = data["length"][i]
+                alone = model(
+                    input_ids=torch.tensor([data["input_ids"][i]]),
+                    labels=torch.tensor([data["labels"][i]]),
+                )
+                torch.testing.assert_close(packed.logits[r, at : at + n], alone.logits[0])
+                count = sum(label != -100 for label in data["labels"][i])
+                weighted, labelled = weighted + alone.loss.item() * count, labelled + count
+                at += n
+    assert packed.loss.item() == pytest.approx(weighted / labelled, rel=1e-5)
+
+
+def test_a_packed_step_has_the_micro_batched_steps_gradient():
+    data = ner_data(32, seed=1)
+    rows = list(range(32))
+
+    def gradient(parts, weights):
+        model = tiny_bert().eval()  # no dropout: the same function both ways
+        for weight, part in zip(weights, parts, strict=True):
+            (model(**part).loss * weight).backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    split = batching.micro_batches(data["length"], rows, "bucketed", pass_tokens=4.0)
+    micro = [batching.collate(data, part, 0, torch.long) for part in split]
+    assert len(micro) > 1
+    reference = gradient(micro, batching.label_weights(micro))
+    packed = gradient([packed_batch(data, pack(data["length"], rows), 0)], [1.0])
+    assert reference.keys() == packed.keys()
+    for name in reference:
+        torch.testing.assert_close(packed[name], reference[name], rtol=1e-4, atol=1e-6)
+
+
+def test_only_token_level_bert_style_cells_on_the_cpu_pack():
+    tagger = tiny_bert()
+    assert packs(tagger, True, CPU, "bucketed")
+    assert not packs(tagger, True, CPU, "random")  # one padded pass, as asked
+    assert not packs(tagger, False, CPU, "bucketed")  # a pooled head reads one position a row
+    assert not packs(tagger, True, torch.device("cuda"), "bucketed")  # not measured on a GPU
+    assert not packs(tiny_bert(BertForSequenceClassification), False, CPU, "bucketed")
+    tagger.config.model_type = "roberta"  # positions offset by the pad id
+    assert not packs(tagger, True, CPU, "bucketed")
