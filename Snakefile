@@ -23,6 +23,7 @@ include: "workflow/rules/model.smk"
 include: "workflow/rules/prefetch.smk"
 include: "workflow/rules/tokenize.smk"
 include: "workflow/rules/finetune.smk"
+include: "workflow/rules/adaptive.smk"  # rounds of adaptive seeds; fixed-seed JOB_MANIFESTS
 include: "workflow/rules/select.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
@@ -45,3 +46,4 @@ rule data:
 rule cells:
     input:
         JOB_MANIFESTS,
+        adaptive_markers,  # adaptive studies' jobs at their last round (adaptive.smk)

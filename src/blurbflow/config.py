@@ -29,6 +29,7 @@ from blurbflow.models.prefetch import model_settings
 from blurbflow.options import CellOptions, InitFrom, InputOptions
 from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
 from blurbflow.study_plan import (
+    adaptive_spec,
     check_study_selection,
     chosen_on_reference,
     evaluation_options,
@@ -188,8 +189,12 @@ def check_max_length(config: dict, jobs) -> None:
             )
 
 
-def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Cell]:
-    """All cells of the selected studies (all by default), keyed by their output folder."""
+def expand_cells(
+    config: dict, studies: list[str] | None = None, adaptive: dict | None = None
+) -> dict[str, Cell]:
+    """All cells of the selected studies (all by default), keyed by their output folder. A
+    task with adaptive seeds has seeds 1..n per (model, task, recipe): n from `adaptive` (what
+    the rounds decided, blurbflow.results.rounds), else the plan's `start`."""
     check_names(config)
     check_study_selection(config)
     for name in config.get("recipes", {}):
@@ -197,6 +202,8 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
             check_hparams_from(config, name, resolve_recipe)
     cells: dict[str, Cell] = {}
     whole_grids = _whole_grids(config)
+    owners: dict[str, str] = {}  # adaptive (model, task, recipe) folder -> its study
+    runs: dict[str, set[str]] = {}  # (model, task, recipe) folder -> the studies that run it
     for name, study in config.get("studies", {}).items():
         if studies is not None and name not in studies:
             continue
@@ -221,7 +228,13 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
                         options = evaluation_options(options, tune)
                     if on_reference:
                         options = reference_options(options, study["reference_models"])
-                    for seed in study_seeds(study, task):
+                    spec = adaptive_spec(study, task)
+                    seeds = study_seeds(study, task)
+                    if spec is not None:
+                        count = (adaptive or {}).get((model, run, recipe), spec["start"])
+                        seeds = range(1, count + 1)
+                        owners.setdefault(cell_path(model, run, recipe), name)
+                    for seed in seeds:
                         cell = Cell(
                             model, run, recipe, options.hparams, seed, options.with_seed(seed)
                         )
@@ -231,10 +244,22 @@ def expand_cells(config: dict, studies: list[str] | None = None) -> dict[str, Ce
                                 recipe, cell.hparams, previous.options, cell.options
                             )
                         cells[cell.path] = cell
+                        runs.setdefault(cell.path.rsplit("/", 2)[0], set()).add(name)
+    for folder, owner in owners.items():
+        if runs.get(folder, {owner}) != {owner}:
+            others = ", ".join(sorted(runs[folder] - {owner}))
+            raise ConfigError(
+                f"studies.{owner}.seeds: adaptive seeds, but {folder} is also run by {others}; "
+                "an adaptive study's cells must be its own"
+            )
     if studies is None:  # a subset may take its searches from studies left out
         check_sources_run(cells, config.get("studies", {}))
     # sources of `init_from` keep their weights (a subset: those it runs)
     return link_cells(cells, config.get("studies", {}), studies is None, _keeping_weights)
+
+
+def cell_path(model: str, task: str, recipe: str) -> str:
+    return f"results/cells/{model}/{task}/{recipe}"
 
 
 def _whole_grids(config: dict) -> set[tuple[str, str, str]]:

@@ -112,9 +112,17 @@ def tokenize(
 
 
 def finetune(
-    options: CellOptions, seeds: list[int], encoded: str, data: str, out: str, threads: int = 1
+    options: CellOptions,
+    seeds: list[int],
+    encoded: str,
+    data: str,
+    out: str,
+    threads: int = 1,
+    marker: str | None = None,
 ) -> None:
-    """The seeds of one job; `options`: `CellOptions.from_dict` of the rule's params."""
+    """The seeds of one job; `options`: `CellOptions.from_dict` of the rule's params. `marker`:
+    a copy of the manifest `out` once written (a round of adaptive seeds, adaptive.smk)."""
+    from blurbflow.io import write_text_atomic
     from blurbflow.train.job import run_cell_job
 
     statuses = run_cell_job(
@@ -126,15 +134,32 @@ def finetune(
         threads=int(threads),
     )
     print(json.dumps(statuses))
+    if marker:
+        write_text_atomic(marker, Path(out).read_text())
 
 
-def aggregate(config: dict, out: str, rescore: bool | None = None) -> None:
+def aggregate(
+    config: dict, out: str, rescore: bool | None = None, rounds: list[str] | None = None
+) -> None:
+    """`rounds`: each adaptive study's last round file: the seeds its cells have."""
     from blurbflow.results.aggregate import aggregate as aggregate_cells
     from blurbflow.results.aggregate import write_cells
+    from blurbflow.results.rounds import final_seeds
 
-    frame = aggregate_cells(config, rescore=rescore)  # rejected cells' jobs lose their manifest
+    adaptive = final_seeds(rounds or [])
+    # rejected cells' jobs lose their manifest
+    frame = aggregate_cells(config, rescore=rescore, adaptive=adaptive)
     write_cells(frame, Path(out))
     print(frame["status"].value_counts().to_string())
+
+
+def adaptive_round(config: dict, study: str, round_: int, previous: str | None, out: str) -> None:
+    """Round `round_` of an adaptive study: its decisions and each cell's seeds next."""
+    from blurbflow.results.rounds import decide_round, read_round, write_round
+
+    record = decide_round(config, study, round_, read_round(previous) if previous else None)
+    write_round(record, out)
+    print(json.dumps({k: record[k] for k in ("seeds", "next", "done")}, indent=1))
 
 
 def _write_tables(config: dict, cells, out_dir: Path, results_dir: Path | None = None) -> None:

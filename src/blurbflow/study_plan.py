@@ -11,20 +11,101 @@ def _seed_list(seeds) -> list[int]:
     return list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
 
 
+def _task_entry(seeds: dict, task: str):
+    if "adaptive" in seeds:  # `seeds: {adaptive: {…}}`: every task of the study
+        return seeds
+    if task in seeds:
+        return seeds[task]
+    if "default" in seeds:
+        return seeds["default"]
+    raise ConfigError(f"seeds: no entry for task {task!r} and no `default`")
+
+
 def study_seeds(study: dict, task: str | None = None) -> list[int]:
     """The seeds of a study: a count (1..N), a list, or a mapping task → count or list with a
     `default` (Gu et al.: `{default: 5, biosses: 10, pubmedqa: 10, bioasq: 10}`). With a mapping
-    and no `task`, the union over the study's tasks."""
+    and no `task`, the union over the study's tasks. Adaptive seeds: every seed a cell may reach,
+    1..max (how many it has is decided by the rounds, blurbflow.results.rounds)."""
     seeds = study["seeds"]
     if not isinstance(seeds, dict):
         return _seed_list(seeds)
     if task is None:
         return sorted({s for t in study.get("tasks", []) for s in study_seeds(study, t)})
-    if task in seeds:
-        return _seed_list(seeds[task])
-    if "default" in seeds:
-        return _seed_list(seeds["default"])
-    raise ConfigError(f"seeds: no entry for task {task!r} and no `default`")
+    spec = adaptive_spec(study, task)
+    if spec is not None:
+        return list(range(1, spec["max"] + 1))
+    return _seed_list(_task_entry(seeds, task))
+
+
+def adaptive_spec(study: dict, task: str) -> dict | None:
+    """The task's `adaptive` seed plan of a study (`seeds: {adaptive: {…}}`, or per task
+    `{default: 5, biosses: {adaptive: {…}}}`); None for fixed seeds."""
+    seeds = study.get("seeds")
+    if not isinstance(seeds, dict):
+        return None
+    entry = _task_entry(seeds, task)
+    return entry["adaptive"] if isinstance(entry, dict) and "adaptive" in entry else None
+
+
+def adaptive_counts(spec: dict) -> tuple[int, ...]:
+    """Seeds per cell at each round: start, start + step, …, max (SeedPlan.seeds)."""
+    return (*range(spec["start"], spec["max"], spec["step"]), spec["max"])
+
+
+ADAPTIVE_KEYS = ("start", "step", "max", "delta")  # the rest are the schema's to check
+ADAPTIVE_EXCLUDES = ("choose", "cross_validation", "reference_models")
+
+
+def check_adaptive(config: dict, name: str, study: dict) -> None:
+    """`studies.{name}.seeds…adaptive`: whole start ≥ 2, step ≥ 1, max ≥ start, delta > 0, and a
+    study that compares something (a baseline among its recipes, or two models), whose cells
+    are its own (blurbflow.config checks that no other study runs them)."""
+    specs = {}
+    for task in study.get("tasks", []):
+        spec = adaptive_spec(study, task)
+        if spec is not None:
+            where = f"studies.{name}.seeds" + ("" if "adaptive" in study["seeds"] else f".{task}")
+            specs[f"{where}.adaptive"] = spec
+    if not specs:
+        return
+    if "adaptive" in study["seeds"] and len(study["seeds"]) > 1:
+        raise ConfigError(f"studies.{name}.seeds: `adaptive` for every task, or per task; not both")
+    for where, spec in specs.items():
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{where}: give {{start: 3, step: 2, max: 10, delta: 1.0}}")
+        for key in ADAPTIVE_KEYS:
+            value = spec.get(key)
+            whole = isinstance(value, int) and not isinstance(value, bool)
+            if key != "delta" and not whole:
+                raise ConfigError(f"{where}.{key}: {value!r} is not a whole number")
+        if spec["start"] < 2:
+            raise ConfigError(f"{where}.start: {spec['start']}; a variance needs at least 2 seeds")
+        if spec["step"] < 1:
+            raise ConfigError(f"{where}.step: {spec['step']}; at least 1 seed a round")
+        if spec["start"] > spec["max"]:
+            raise ConfigError(f"{where}.start: {spec['start']} is above max {spec['max']}")
+        delta = spec.get("delta")
+        if isinstance(delta, bool) or not isinstance(delta, int | float) or not delta > 0:
+            raise ConfigError(f"{where}.delta: {delta!r}; the equivalence margin must be > 0")
+        if delta == float("inf"):
+            raise ConfigError(f"{where}.delta: {delta!r} is not a finite number")
+    where = next(iter(specs))
+    baseline = study.get("baseline") in study.get("recipes", []) and len(study["recipes"]) > 1
+    if not baseline and len(study.get("models", [])) < 2:
+        raise ConfigError(
+            f"{where}: the study compares nothing (adaptive seeds run until its comparisons are "
+            "decided); give it a `baseline` among two or more recipes, or two models"
+        )
+    for key in ADAPTIVE_EXCLUDES:
+        if study.get(key):
+            raise ConfigError(f"{where}: not with `{key}` (its choice moves as seeds are added)")
+    for recipe in study.get("recipes", []):
+        for key in ("hparams_from", "init_from"):
+            if _recipe_key(config, recipe, key):
+                raise ConfigError(
+                    f"{where}: recipe {recipe!r} has `{key}`; adaptive seeds need recipes that "
+                    "train on their own"
+                )
 
 
 def runs_on(study: dict, recipe: str, model: str, task: str) -> bool:
@@ -41,6 +122,7 @@ def check_study_selection(config: dict) -> None:
     (hyperparameters chosen per task on those models, applied to all)."""
     for name, study in config.get("studies", {}).items():
         check_cross_validation(config, name, study)
+        check_adaptive(config, name, study)
         where, recipes = f"studies.{name}", study.get("recipes", [])
         for recipe, scope in (study.get("recipe_scope") or {}).items():
             if recipe not in recipes:

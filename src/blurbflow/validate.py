@@ -90,7 +90,9 @@ def _tasks(config: dict, files: bool = False) -> dict:
 
 
 def _check_seeds(seeds, where: str) -> int:
-    """The number of seeds of one task, bounded."""
+    """The number of seeds of one task, bounded (adaptive seeds: at most `max`)."""
+    if isinstance(seeds, dict) and isinstance(seeds.get("adaptive"), dict):
+        seeds = seeds["adaptive"].get("max")  # its other keys: blurbflow.study_plan
     if isinstance(seeds, bool) or not isinstance(seeds, int | list):
         return 0
     count = seeds if isinstance(seeds, int) else len(seeds)
@@ -135,7 +137,7 @@ def _check_studies(config: dict) -> dict[str, dict[str, int]]:
                 _known(item, known, f"studies.{name}.{key}", key[:-1])
         tasks = _list(study.get("tasks"))
         seeds = study.get("seeds")
-        if isinstance(seeds, dict):
+        if isinstance(seeds, dict) and "adaptive" not in seeds:  # adaptive: every task
             for key in seeds:
                 if key != "default" and key not in tasks:
                     raise ConfigError(

@@ -6,6 +6,8 @@ STUDY_RESULTS = expand("results/{study}.json", study=config["studies"])
 rule aggregate:
     input:
         JOB_MANIFESTS,
+        rounds=adaptive_rounds,  # adaptive studies' last rounds: the seeds each cell has
+        markers=adaptive_markers,  # (adaptive.smk)
     output:
         "results/cells.parquet",
     params:

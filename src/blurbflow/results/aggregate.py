@@ -160,13 +160,19 @@ def _read_manifest(job_dir: str) -> dict | None:
 
 
 def aggregate(
-    config: dict, root: str | os.PathLike = ".", rescore: bool | None = None, drop: bool = True
+    config: dict,
+    root: str | os.PathLike = ".",
+    rescore: bool | None = None,
+    drop: bool = True,
+    adaptive: dict | None = None,
+    studies: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Every cell of the config's studies, verified (see the module's doc); with `drop`, the
-    manifest of each job with a rejected seed is removed so that the next run retrains it."""
+    """Every cell of the config's studies (or of `studies`), verified (see the module's doc);
+    with `drop`, the manifest of each job with a rejected seed is removed so that the next run
+    retrains it. `adaptive`: the seeds each adaptive cell has (blurbflow.config.expand_cells)."""
     rows, manifests = [], {}
     root = "" if os.fspath(root) == "." else os.fspath(root)  # keep paths as the rules write them
-    for folder, cell in expand_cells(config).items():
+    for folder, cell in expand_cells(config, studies, adaptive).items():
         job = os.path.join(root, folder.rsplit("/", 1)[0])
         if job not in manifests:
             manifests[job] = _read_manifest(job)

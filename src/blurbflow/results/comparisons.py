@@ -69,8 +69,9 @@ def failure_counts(selected: pd.DataFrame) -> dict[tuple, tuple[int, int]]:
     return {key: (len(group), int(group.sum())) for key, group in grouped}
 
 
-def _pairs(study: dict) -> list[tuple[tuple, tuple, str]]:
-    """(compared (model, recipe), reference (model, recipe), kind) per task, in table order."""
+def comparison_pairs(study: dict) -> list[tuple[tuple, tuple, str]]:
+    """(compared (model, recipe), reference (model, recipe), kind) per task, in table order
+    (also the comparisons adaptive seeds decide, results/rounds.py)."""
     pairs = []
     baseline = study.get("baseline")
     if baseline in study["recipes"]:
@@ -97,7 +98,7 @@ def study_comparisons(
     scores, failures = seed_scores(selected), failure_counts(selected)
     rows = []
     for task in ordered_tasks(study["tasks"]):
-        for (model, recipe), (ref_model, ref_recipe), kind in _pairs(study):
+        for (model, recipe), (ref_model, ref_recipe), kind in comparison_pairs(study):
             sample = scores.get((model, task, recipe), [])
             reference = scores.get((ref_model, task, ref_recipe), [])
             runs, failed = failures.get((model, task, recipe), (0, 0))

@@ -1,0 +1,136 @@
+"""Adaptive seeds in the workflow (issue 22; docs/seeds.md "In the workflow"): the rounds run by
+themselves under `snakemake all`, a comparison decided early leaves its cell at `start` seeds
+while an open one grows to `max`, a second run trains nothing, and a bad plan stops before any
+job, naming its key path."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from blurbflow.config import expand_cells
+from blurbflow.errors import ConfigError
+from blurbflow.study_plan import study_seeds
+
+from tiny_project import MODEL, TASK, tiny_config, tiny_project, write_config
+from workflow_helpers import snakemake
+
+ARGS = ("--configfile", "config/tiny.yaml", "--cores", "2")
+PLAN = {"start": 2, "step": 1, "max": 3, "delta": 0.5, "futility": 0.0}
+
+
+def adaptive_config(**plan) -> dict:
+    """base (the baseline), broken and quick, the same training under three names. With
+    FAULTS, every seed of base and broken diverges and counts at chance: broken against base
+    is decided at once (equal scores, no spread). quick learns, with a spread between seeds:
+    against base it cannot be decided on 2 seeds (1 degree of freedom), so it runs to max."""
+    config = tiny_config()
+    recipe = {"lr": 1e-3, "epochs": 2}  # the injected NaN comes in epoch 2
+    config["recipes"] = {"base": recipe, "broken": recipe, "quick": recipe}
+    config["studies"] = {
+        "s": {
+            "title": "s",
+            "models": [MODEL],
+            "tasks": [TASK],
+            "recipes": ["base", "broken", "quick"],
+            "baseline": "base",
+            "seeds": {"adaptive": {**PLAN, **plan}},
+        }
+    }
+    return config
+
+
+FAULTS = {"BLURBFLOW_FAULT": "nan@*/base/*;nan@*/broken/*"}
+
+
+def test_cells_start_at_start_and_the_study_allows_up_to_max():
+    config = adaptive_config()
+    cells = expand_cells(config)
+    assert sorted({c.seed for c in cells.values()}) == [1, 2]
+    more = expand_cells(config, adaptive={(MODEL, TASK, "quick"): 3})
+    assert sorted(c.seed for c in more.values() if c.recipe == "quick") == [1, 2, 3]
+    assert study_seeds(config["studies"]["s"], TASK) == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"plan": {"start": 4}}, "studies.s.seeds.adaptive.start: 4 is above max 3"),
+        ({"plan": {"step": 0}}, "studies.s.seeds.adaptive.step: 0; at least 1 seed a round"),
+        ({"plan": {"delta": 0}}, "studies.s.seeds.adaptive.delta: 0; the equivalence margin"),
+        ({"baseline": None, "recipes": ["base"]}, "studies.s.seeds.adaptive: the study compares"),
+        ({"choose": {"best": ["broken", "quick"]}}, "studies.s.seeds.adaptive: not with `choose`"),
+    ],
+)
+def test_a_bad_plan_stops_naming_its_key_path(change, message):
+    config = adaptive_config(**change.pop("plan", {}))
+    study = config["studies"]["s"]
+    study.update(change)
+    if study["baseline"] is None:
+        del study["baseline"]
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        expand_cells(config)
+
+
+def test_an_adaptive_cell_run_by_another_study_stops():
+    config = adaptive_config()
+    other = copy.deepcopy(config["studies"]["s"])
+    config["studies"]["fixed"] = {**other, "seeds": 2}
+    with pytest.raises(ConfigError, match=r"also run by fixed; an adaptive study's cells"):
+        expand_cells(config)
+
+
+def test_the_workflow_stops_on_a_bad_plan_before_any_job(tmp_path):
+    workdir = tiny_project(tmp_path)
+    write_config(workdir, adaptive_config(start=5))
+    run = snakemake(workdir, *ARGS, "-n", "all")
+    assert run.returncode != 0
+    assert "studies.s.seeds.adaptive.start: 5 is above max 3" in run.stderr + run.stdout
+    assert not (workdir / "results").exists()
+
+
+def _job(recipe: str) -> str:
+    return f"results/cells/{MODEL}/{TASK}/{recipe}/lr0.001-bs16"
+
+
+def _files(workdir) -> dict:
+    return {p: p.stat().st_mtime_ns for p in (workdir / "results/cells").rglob("*") if p.is_file()}
+
+
+def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
+    workdir = tiny_project(tmp_path)
+    write_config(workdir, adaptive_config())
+    first = snakemake(workdir, *ARGS, "all", env=FAULTS)
+    assert first.returncode == 0, first.stderr[-3000:]
+    rounds = sorted((workdir / "results/adaptive/s").glob("round*.json"))
+    assert [p.name for p in rounds] == ["round1.json", "round2.json"]
+    one, two = (json.loads(p.read_text()) for p in rounds)
+    cell = {r: f"{MODEL}/{TASK}/{r}" for r in ("base", "broken", "quick")}
+    outcomes = {c["id"]: c["outcome"] for c in one["comparisons"]}
+    assert outcomes == {
+        f"{cell['broken']} vs {cell['base']}": "equivalent",  # obvious: decided at `start`
+        f"{cell['quick']} vs {cell['base']}": "continue",
+    }
+    assert not one["done"] and two["done"]
+    final = {c["id"]: c for c in two["comparisons"]}[f"{cell['quick']} vs {cell['base']}"]
+    assert final["look"] == 2 and final["outcome"] != "continue" and final["n_a"] == 3
+    assert two["seeds"] == {cell["base"]: 3, cell["broken"]: 2, cell["quick"]: 3}
+    seeds = {r: sorted(p.name for p in (workdir / _job(r)).glob("seed[0-9]*")) for r in cell}
+    assert seeds == {
+        "base": ["seed1", "seed2", "seed3"],
+        "broken": ["seed1", "seed2"],  # fewer seeds where the comparison was obvious
+        "quick": ["seed1", "seed2", "seed3"],
+    }
+    manifest = json.loads((workdir / _job("quick") / "seeds.json").read_text())
+    assert sorted(manifest["seeds"]) == ["1", "2", "3"]
+    table = (workdir / "results/tables/s.comparisons.csv").read_text().splitlines()
+    quick = next(line for line in table if line.startswith("recipe,biosses,tiny-biobert,quick"))
+    assert ",3,3," in quick  # n and n_reference: every seed the rounds trained is counted
+
+    before = _files(workdir)
+    second = snakemake(workdir, *ARGS, "all", env=FAULTS)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Nothing to be done" in second.stdout + second.stderr
+    assert _files(workdir) == before
