@@ -12,6 +12,7 @@ import pytest
 
 from blurbflow.config import expand_cells
 from blurbflow.errors import ConfigError
+from blurbflow.results.rounds import final_seeds, planned_seeds
 from blurbflow.study_plan import study_seeds
 
 from tiny_project import MODEL, TASK, tiny_config, tiny_project, write_config
@@ -134,3 +135,15 @@ def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
     assert second.returncode == 0, second.stderr[-3000:]
     assert "Nothing to be done" in second.stdout + second.stderr
     assert _files(workdir) == before
+
+
+def test_a_failed_runs_report_counts_the_seeds_the_latest_round_asks_for(tmp_path):
+    config = adaptive_config()
+    folder = tmp_path / "results/adaptive/s"
+    folder.mkdir(parents=True)
+    cell = f"{MODEL}/{TASK}/quick"
+    for k, (seeds, following) in enumerate([(2, 3), (3, 4)], start=1):
+        record = {"seeds": {cell: seeds}, "next": {cell: following}, "done": False}
+        (folder / f"round{k}.json").write_text(json.dumps(record))
+    assert planned_seeds(config, tmp_path) == {(MODEL, TASK, "quick"): 4}
+    assert final_seeds([folder / "round1.json"]) == {(MODEL, TASK, "quick"): 2}

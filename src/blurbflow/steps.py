@@ -219,9 +219,10 @@ def report_after_failure(
     is dated older than the tables it reads (else Snakemake would find nothing to do)."""
     from blurbflow.results.aggregate import aggregate as aggregate_cells
     from blurbflow.results.aggregate import write_cells
+    from blurbflow.results.rounds import planned_seeds
 
     Path(cells).unlink(missing_ok=True)
-    frame = aggregate_cells(config)
+    frame = aggregate_cells(config, adaptive=planned_seeds(config))  # adaptive: latest round
     write_cells(frame, Path(partial))
     _write_tables(config, frame, Path(out_dir))
     _write_report(config, config_hash, frame, Path(out))

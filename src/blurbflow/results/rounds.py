@@ -122,3 +122,16 @@ def final_seeds(paths) -> dict[tuple[str, str, str], int]:
         record = read_round(path)
         counts.update({tuple(k.split("/")): n for k, n in record["seeds"].items()})
     return counts
+
+
+def planned_seeds(config: dict, root: str | os.PathLike = ".") -> dict[tuple[str, str, str], int]:
+    """(model, task, recipe) → the seeds the latest round on disk asks for (`next`): what a
+    failed run's report lists (the `onerror` handler has no checkpoint to ask)."""
+    counts = {}
+    for name in config.get("studies", {}):
+        k, record = 1, None
+        while (path := Path(root, "results/adaptive", name, f"round{k}.json")).exists():
+            record, k = read_round(path), k + 1
+        if record is not None:
+            counts.update({tuple(key.split("/")): n for key, n in record["next"].items()})
+    return counts
