@@ -83,6 +83,7 @@ def test_an_adaptive_cell_run_by_another_study_stops():
         expand_cells(config)
 
 
+@pytest.mark.slow
 def test_the_workflow_stops_on_a_bad_plan_before_any_job(tmp_path):
     workdir = tiny_project(tmp_path)
     write_config(workdir, adaptive_config(start=5))
@@ -100,6 +101,7 @@ def _files(workdir) -> dict:
     return {p: p.stat().st_mtime_ns for p in (workdir / "results/cells").rglob("*") if p.is_file()}
 
 
+@pytest.mark.e2e
 def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
     workdir = tiny_project(tmp_path)
     write_config(workdir, adaptive_config())
