@@ -141,12 +141,13 @@ def finetune(
 def aggregate(
     config: dict, out: str, rescore: bool | None = None, rounds: list[str] | None = None
 ) -> None:
-    """`rounds`: each adaptive study's last round file: the seeds its cells have."""
+    """`rounds`: each adaptive study's last round file: the seeds its cells have (the rule
+    gives them; without, as from the CLI, what the latest rounds on disk ask for)."""
     from blurbflow.results.aggregate import aggregate as aggregate_cells
     from blurbflow.results.aggregate import write_cells
-    from blurbflow.results.rounds import final_seeds
+    from blurbflow.results.rounds import final_seeds, planned_seeds
 
-    adaptive = final_seeds(rounds or [])
+    adaptive = planned_seeds(config) if rounds is None else final_seeds(rounds)
     # rejected cells' jobs lose their manifest
     frame = aggregate_cells(config, rescore=rescore, adaptive=adaptive)
     write_cells(frame, Path(out))
