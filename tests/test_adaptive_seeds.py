@@ -9,14 +9,16 @@ import copy
 import json
 
 import pytest
+import yaml
 
 from blurbflow.config import expand_cells
 from blurbflow.errors import ConfigError
 from blurbflow.results.rounds import final_seeds, planned_seeds
 from blurbflow.study_plan import study_seeds
+from blurbflow.validate import check_config
 
 from tiny_project import MODEL, TASK, tiny_config, tiny_project, write_config
-from workflow_helpers import snakemake
+from workflow_helpers import REPO, snakemake
 
 ARGS = ("--configfile", "config/tiny.yaml", "--cores", "2")
 PLAN = {"start": 2, "step": 1, "max": 3, "delta": 0.5, "futility": 0.0}
@@ -149,3 +151,19 @@ def test_a_failed_runs_report_counts_the_seeds_the_latest_round_asks_for(tmp_pat
         (folder / f"round{k}.json").write_text(json.dumps(record))
     assert planned_seeds(config, tmp_path) == {(MODEL, TASK, "quick"): 4}
     assert final_seeds([folder / "round1.json"]) == {(MODEL, TASK, "quick"): 2}
+
+
+def test_the_schema_and_checks_take_adaptive_seeds_per_task_beside_fixed_ones():
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    config = adaptive_config()
+    config["studies"]["s"]["tasks"] = [TASK, "gad"]
+    config["studies"]["s"]["seeds"] = {"default": 4, TASK: {"adaptive": PLAN}}
+    check_config(copy.deepcopy(config), schema)
+    cells = expand_cells(config)
+    assert {(c.task, c.seed) for c in cells.values()} == {
+        *((TASK, s) for s in (1, 2)),
+        *(("gad", s) for s in (1, 2, 3, 4)),
+    }
+    config["studies"]["s"]["seeds"][TASK]["adaptive"]["alpha"] = 0.7
+    with pytest.raises(ConfigError, match=r"^studies\.s\.seeds"):
+        check_config(config, schema)

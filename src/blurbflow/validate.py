@@ -90,9 +90,7 @@ def _tasks(config: dict, files: bool = False) -> dict:
 
 
 def _check_seeds(seeds, where: str) -> int:
-    """The number of seeds of one task, bounded (adaptive seeds: at most `max`)."""
-    if isinstance(seeds, dict) and isinstance(seeds.get("adaptive"), dict):
-        seeds = seeds["adaptive"].get("max")  # its other keys: blurbflow.study_plan
+    """The number of seeds of one task, bounded (adaptive: the schema bounds `max`)."""
     if isinstance(seeds, bool) or not isinstance(seeds, int | list):
         return 0
     count = seeds if isinstance(seeds, int) else len(seeds)
