@@ -133,12 +133,23 @@ def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
     table = (workdir / "results/tables/s.comparisons.csv").read_text().splitlines()
     quick = next(line for line in table if line.startswith("recipe,biosses,tiny-biobert,quick"))
     assert ",3,3," in quick  # n and n_reference: every seed the rounds trained is counted
+    report = (workdir / "results/report.html").read_text()
+    assert f"Adaptive seeds: start 2, step 1, max 3, ±0.5 ({TASK})" in report
 
     before = _files(workdir)
     second = snakemake(workdir, *ARGS, "all", env=FAULTS)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "Nothing to be done" in second.stdout + second.stderr
     assert _files(workdir) == before
+
+    # a lost result: the stat check re-runs that job's rounds, which retrain only that seed
+    (workdir / _job("quick") / "seed3/result.json").unlink()
+    third = snakemake(workdir, *ARGS, "all", env=FAULTS)
+    assert third.returncode == 0, third.stderr[-3000:]
+    logs = sorted((workdir / f"results/logs/cells/{MODEL}/{TASK}/quick").glob("*.n*.log"))
+    trained = [line for p in logs for line in p.read_text().splitlines() if ": training" in line]
+    assert trained == ["seed 3: training (no result.json)"]
+    assert (workdir / _job("quick") / "seed3/result.json").exists()
 
 
 def test_a_failed_runs_report_counts_the_seeds_the_latest_round_asks_for(tmp_path):

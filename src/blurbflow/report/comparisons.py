@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from blurbflow.results.comparisons import label_counts
+from blurbflow.study_plan import adaptive_spec
 
 
 def _text(value, digits: int = 2) -> str:
@@ -65,4 +66,15 @@ def comparisons_view(frame: pd.DataFrame, study: dict) -> dict | None:
         "counts": label_counts(frame),
         "kinds": sorted(set(frame["kind"])),
         "baseline": study.get("baseline"),
+        "adaptive": adaptive_plans(study),
     }
+
+
+def adaptive_plans(study: dict) -> str | None:
+    """The study's adaptive seed plans as text, each with its tasks; None with fixed seeds."""
+    plans: dict[str, list[str]] = {}
+    for task in study["tasks"]:
+        if (spec := adaptive_spec(study, task)) is not None:
+            plan = f"start {spec['start']}, step {spec['step']}, max {spec['max']}"
+            plans.setdefault(f"{plan}, ±{spec['delta']:g}", []).append(task)
+    return "; ".join(f"{plan} ({', '.join(tasks)})" for plan, tasks in plans.items()) or None
