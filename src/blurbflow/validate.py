@@ -19,7 +19,7 @@ from blurbflow.recipes import resolve_recipe
 from blurbflow.schema import check_keys, check_values
 from blurbflow.tasks.custom import check_section
 from blurbflow.tasks.registry import BUILTIN, all_tasks
-from blurbflow.tasks.types import metric_family
+from blurbflow.tasks.types import check_metric_recorded
 
 # Model, task, recipe and study names become folders and command-line words: letters, digits,
 # `.`, `_`, `-`, no leading dot (never `.`/`..`/hidden), at most 64 characters.
@@ -105,25 +105,6 @@ def _check_seeds(seeds, where: str) -> int:
     return count
 
 
-def _check_study_metric(config: dict, name: str, study: dict) -> None:
-    """A study's `metric` must be recorded beside each of its tasks' own metric."""
-    metric = study.get("metric")
-    if metric is None:
-        return
-    known = _tasks(config)
-    for task in _list(study.get("tasks")):
-        if task not in known:
-            continue  # reported as an unknown task
-        own = known[task].metric
-        family = metric_family(own)
-        if metric != own and metric not in family:
-            choices = ", ".join(family or (own,))
-            raise ConfigError(
-                f"studies.{name}.metric: {metric!r} is not recorded for task {task!r} "
-                f"(its evaluations record {choices}){did_you_mean(metric, family or (own,))}"
-            )
-
-
 def _check_studies(config: dict) -> dict[str, dict[str, int]]:
     """References of every study; returns study → task → number of seeds."""
     models, recipes = _dict(config.get("models")), _dict(config.get("recipes"))
@@ -154,7 +135,10 @@ def _check_studies(config: dict) -> dict[str, dict[str, int]]:
         else:
             count = _check_seeds(seeds, f"studies.{name}.seeds")
             counts[name] = {task: count for task in tasks}
-        _check_study_metric(config, name, study)
+        for task in _list(study.get("tasks")) if study.get("metric") else ():
+            check_metric_recorded(
+                f"studies.{name}.metric", study["metric"], all_tasks(config)[task]
+            )
         baseline = study.get("baseline")
         if baseline is not None and baseline not in _list(study.get("recipes")):
             raise ConfigError(

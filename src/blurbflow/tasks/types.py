@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from blurbflow.errors import ConfigError, did_you_mean
+
 # target -> (gold column, transformers' problem_type; None: token classification)
 TARGETS: dict[str, tuple[str, str | None]] = {
     "tags": ("tags", None),  # one label per word
@@ -203,6 +205,16 @@ METRIC_FAMILIES = (
 def metric_family(metric: str) -> tuple[str, ...]:
     """The metrics recorded beside `metric` (itself included); () when it has no family."""
     return next((family for family in METRIC_FAMILIES if metric in family), ())
+
+
+def check_metric_recorded(where: str, metric: str, task) -> None:
+    """A study's `metric` must be one the evaluations of `task` (a TaskSpec) record."""
+    family = metric_family(task.metric) or (task.metric,)
+    if metric not in family:
+        raise ConfigError(
+            f"{where}: {metric!r} is not recorded for task {task.name!r} (its evaluations "
+            f"record {', '.join(family)}){did_you_mean(metric, family)}"
+        )
 
 
 def get_type(name: str) -> TaskType:
