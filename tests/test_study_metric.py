@@ -4,17 +4,15 @@ Table 11: relaxed entity F1 of the models Table 10 selects on strict F1)."""
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 import yaml
+from test_results import write_result
 
 from blurbflow.errors import ConfigError
 from blurbflow.results.aggregate import load_cells
 from blurbflow.results.study_cells import seed_scores, study_cells
 from blurbflow.validate import check_config
-
-from test_results import write_result
 
 SCHEMA = yaml.safe_load(open("workflow/schemas/config.schema.yaml"))
 DEMO = yaml.safe_load(open("config/demo.yaml"))

@@ -125,7 +125,8 @@ def published(study: str) -> dict[tuple[str, str, str], float | int | None]:
     """(row key, column key, task) → the published value, None where `not printed`. The row key
     is the study's row dimension's value, the column key its column dimensions' values joined by
     ' / ' (`column_key`), in our names; the task `blurb` is the paper's aggregate (study_table
-    labels that row `BLURB` or `BLURB-style average (types)`, and such a column puts that label first)."""
+    labels that row `BLURB` or `BLURB-style average (types)`, and such a column puts that label
+    first)."""
     return {key: value for key, (value, _) in _flat(study).items()}
 
 
