@@ -98,3 +98,14 @@ def test_only_token_level_bert_style_cells_on_the_cpu_pack():
     assert not packs(tiny_bert(BertForSequenceClassification), False, CPU, "bucketed")
     tagger.config.model_type = "roberta"  # positions offset by the pad id
     assert not packs(tagger, True, CPU, "bucketed")
+
+
+def test_a_head_of_blurbflows_own_is_never_packed(tmp_path):
+    from blurbflow.models.load import load_for_task
+    from blurbflow.tasks import get_task
+
+    tiny_bert().save_pretrained(tmp_path)
+    bilstm = load_for_task(str(tmp_path), get_task("ncbidisease"), head="bilstm")
+    linear = load_for_task(str(tmp_path), get_task("ncbidisease"))
+    assert packs(linear, True, CPU, "bucketed")
+    assert not packs(bilstm, True, CPU, "bucketed")  # its LSTM would cross the boundaries

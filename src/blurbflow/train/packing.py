@@ -16,6 +16,8 @@ On a GPU it is not enabled yet: no GPU figure shows it faster than micro-batches
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import torch
 
@@ -25,13 +27,15 @@ PACKED_MODEL_TYPES = ("bert", "electra", "albert")
 
 
 def packs(model, token_level: bool, device: torch.device, batching_mode: str) -> bool:
-    """Whether this cell's training batches are packed."""
+    """Whether this cell's training batches are packed: a transformers token classifier (a
+    BiLSTM or other head of blurbflow's would run across the packed sequences' boundaries)."""
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     return (
         token_level
         and batching_mode == "bucketed"
         and device.type == "cpu"
         and model_type in PACKED_MODEL_TYPES
+        and "position_ids" in inspect.signature(model.forward).parameters
     )
 
 
