@@ -19,9 +19,9 @@ import torch
 from blurbflow.models.load import load_for_task, load_tokenizer
 from blurbflow.options import CellOptions, InputOptions
 from blurbflow.tasks import get_task
-from blurbflow.train import batching
 from blurbflow.train import cell as cell_module
 from blurbflow.train import fit as fit_module
+from blurbflow.train import loop as loop_module
 from blurbflow.train.encode import encode_task, load_encoded
 
 from common import minilm_path, parser, prepared, smoke_data, tiny_model
@@ -45,17 +45,18 @@ def blurbflow_epoch(
     model_path: str, encoded: Path, data: Path, work: Path, batching_mode: str = "bucketed"
 ) -> float:
     marks: dict[str, float] = {}
-    real_collate = batching.collate
+    real_step = loop_module.Steps.step
 
-    def timed_collate(*args, **kwargs):
+    def timed_step(*args, **kwargs):  # from the first batch (packed or micro-batched)
         marks.setdefault("start", time.perf_counter())
-        return real_collate(*args, **kwargs)
+        return real_step(*args, **kwargs)
 
     def stop_at_eval(*args, **kwargs):
         marks["end"] = time.perf_counter()
         raise EpochDone
 
-    batching.collate, fit_module.predict = timed_collate, stop_at_eval
+    real_predict = fit_module.predict
+    loop_module.Steps.step, fit_module.predict = timed_step, stop_at_eval
     options = CellOptions(
         model="minilm",
         model_source=model_path,
@@ -75,7 +76,7 @@ def blurbflow_epoch(
     except EpochDone:
         pass
     finally:
-        batching.collate = real_collate
+        loop_module.Steps.step, fit_module.predict = real_step, real_predict
     return marks["end"] - marks["start"]
 
 
