@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.artefacts import write_record
+from blurbflow.artefacts import RECORD, write_record
 from blurbflow.data.parsers import SPLITS, parse_task
 from blurbflow.digests import data_checksums, file_sha256
 from blurbflow.io import write_json_atomic, write_parquet_atomic
@@ -33,6 +33,8 @@ def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
     """Parse `task` from `raw_root`, write its parquet splits and stats.json (counts and the
     splits' sha256; a user task's source files and their sha256 too); return the stats."""
     spec = get_task(task)
+    # the files' record goes first: Snakemake removes a failed job's declared outputs, not it
+    (Path(out_dir) / RECORD).unlink(missing_ok=True)
     frames = parse_task(task, Path(raw_root))
     stats = task_stats(task, frames)
     if not spec.builtin:  # the user's files, as provenance: editing one re-runs its cells
