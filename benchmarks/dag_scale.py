@@ -82,6 +82,8 @@ def run_rule(log, step, **kwargs):
             # as the tables rule writes
             for ext in ("csv", "md", "tex", "reproduction.csv", "comparisons.csv"):
                 write(pathlib.Path(kwargs["out_dir"], study + "." + ext))
+            results = kwargs.get("results_dir") or pathlib.Path(kwargs["out_dir"]).parent
+            write(pathlib.Path(results, study + ".json"))  # results/{study}.json
     elif command == "prefetch":  # a marker whose (empty) snapshot is complete
         write(out)
         pathlib.Path(out).write_text(json.dumps({"snapshot": ".", "files": []}))

@@ -45,7 +45,7 @@ CELL = r"""
 import time; t0 = time.perf_counter()
 import json, sys
 from pathlib import Path
-from blurbflow.train import cell, fit, optim
+from blurbflow.train import cell, loop, optim
 from blurbflow.train.encode import encode_task
 from blurbflow.models.load import load_tokenizer
 from blurbflow.options import CellOptions
@@ -59,16 +59,16 @@ if retokenize:
     encode_task(get_task(options.task), Path(data), load_tokenizer(options.model_source),
                 options.inputs, Path(encoded))
 marks = {}
-real_forward = fit.make_batch
+real_step = loop.Steps.step
 def first_batch(*a, **k):  # the cell is ready: its first training batch goes to the model
     marks.setdefault("ready", time.perf_counter())
-    return real_forward(*a, **k)
+    return real_step(*a, **k)
 def first_step(self, *a, **k):
     now = time.perf_counter()
     print(json.dumps({"total": now - t0, "after_imports": now - t_imports,
                       "ready_total": marks["ready"] - t0, "ready": marks["ready"] - t_imports}))
     sys.exit(0)
-fit.make_batch = first_batch  # the training batches are made in train/fit.py
+loop.Steps.step = first_batch  # packed or micro-batched, every batch is a Steps.step
 optim.AdamW.step = first_step
 cell.train_cell(options, Path(encoded), Path(data), Path(out))
 """

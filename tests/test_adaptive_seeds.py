@@ -168,7 +168,8 @@ def test_the_schema_and_checks_take_adaptive_seeds_per_task_beside_fixed_ones():
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     config = adaptive_config()
     config["studies"]["s"]["tasks"] = [TASK, "gad"]
-    config["studies"]["s"]["seeds"] = {"default": 4, TASK: {"adaptive": PLAN}}
+    # a copy of PLAN: it is mutated below, and other tests (test_adaptive_slurm) read PLAN
+    config["studies"]["s"]["seeds"] = {"default": 4, TASK: {"adaptive": dict(PLAN)}}
     check_config(copy.deepcopy(config), schema)
     cells = expand_cells(config)
     assert {(c.task, c.seed) for c in cells.values()} == {

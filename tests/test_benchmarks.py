@@ -24,7 +24,7 @@ SMOKE = [
     ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
     ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
-    ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){7}\| worst overlap ratio"),
+    ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){8}\| worst overlap ratio"),
     ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
     ("startup.py", [], r"first optimizer step, after imports\s+cached\s+\d+\.\d+"),
     ("startup.py", ["--entry"], r"script: \(after\)\s+\d+\.\d+ s"),
