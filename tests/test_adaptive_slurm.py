@@ -8,33 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 
 import pytest
 import yaml
 from test_adaptive_seeds import FAULTS, adaptive_config
+from test_slurm import SLURM, cluster_answers  # the CI cluster's account, QOSes and GPUs
 
 from tiny_project import tiny_project
 from workflow_helpers import snakemake
-
-# account, partition, QOSes, node feature and GPU type as .ci/slurm/up.sh sets them up
-SLURM = {
-    "account": "blurbflow",
-    "partition": "debug",
-    "qos": "ci-cpu",
-    "gpu_qos": "ci-gpu",
-    "gpu_constraint": "fakegpu",
-    "gpu_request": "gres",
-    "gpu_model": "fake",
-}
-
-
-def cluster_answers() -> bool:
-    if not (shutil.which("sinfo") and shutil.which("sacct")):
-        return False
-    return subprocess.run(["timeout", "10", "sinfo", "-h"], capture_output=True).returncode == 0
-
 
 pytestmark = [
     pytest.mark.e2e,
