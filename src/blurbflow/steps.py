@@ -119,11 +119,14 @@ def finetune(
     out: str,
     threads: int = 1,
     marker: str | None = None,
+    config: dict | None = None,
 ) -> None:
     """The seeds of one job; `options`: `CellOptions.from_dict` of the rule's params. `marker`:
-    a copy of the manifest `out` once written (a round of adaptive seeds, adaptive.smk)."""
+    a copy of the manifest `out` once written (a round of adaptive seeds, adaptive.smk).
+    `config`: the workflow's; its `tracking` (docs/tracking.md) is no param: it re-runs nothing."""
     from blurbflow.io import write_text_atomic
     from blurbflow.train.job import run_cell_job
+    from blurbflow.train.tracking import job_tracking
 
     statuses = run_cell_job(
         options,
@@ -132,6 +135,7 @@ def finetune(
         Path(data),
         Path(out),
         threads=int(threads),
+        tracked=job_tracking(config, options),
     )
     print(json.dumps(statuses))
     if marker:

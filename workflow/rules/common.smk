@@ -93,7 +93,8 @@ if DATA_SOURCE == "generated":  # a task without synthetic data stops the run be
         raise WorkflowError(f"Invalid configuration: {err}") from None
 # Aggregation, tables and report read the config as Python values (snakemake.config in their
 # scripts); its hash is their param, so they re-run when any study definition changes.
-CONFIG_HASH = config_hash(config)
+# `tracking` is left out: it only tells the fine-tuning jobs where to report (docs/tracking.md).
+CONFIG_HASH = config_hash({key: value for key, value in config.items() if key != "tracking"})
 PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
 
 

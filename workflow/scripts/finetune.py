@@ -16,4 +16,5 @@ run_rule(
     out=manifest or snakemake.output[0],
     threads=snakemake.threads,
     marker=snakemake.output[0] if manifest else None,
+    config=snakemake.config,  # its `tracking` key: not a param, so it re-runs nothing
 )

@@ -32,7 +32,7 @@ from blurbflow.options import CellOptions, options_json
 from blurbflow.provenance import code_versions, git_commit, where_run
 from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train import checkpoint, faults, kept, tagging
+from blurbflow.train import checkpoint, faults, kept, tagging, tracking
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
 from blurbflow.train.fit import CellData, Optimisation, Run, fit
@@ -254,11 +254,13 @@ def train_cell(
     result_path: Path,
     threads: int = 1,
     identity: dict | None = None,
+    tracked: tracking.Tracking | None = None,
 ) -> Result:
     """Run one cell end to end (resuming from its checkpoint if one was written for the same
     options and identity); returns the result written to result_path. `identity`: the job's
-    blurbflow.identity.cell_identity (computed here when None). Raises checkpoint.Preempted
-    after saving when SIGTERM arrives."""
+    blurbflow.identity.cell_identity (computed here when None); `tracked`: the experiment
+    trackers the config turns on (blurbflow.train.tracking; None: none). Raises
+    checkpoint.Preempted after saving when SIGTERM arrives."""
     start = datetime.now(UTC), time.monotonic()
     run = setup(options, encoded_dir, data_dir, Path(result_path).parent, threads, identity)
     o = run.opt
@@ -267,5 +269,11 @@ def train_cell(
     if state is None:
         state = checkpoint.LoopState()
         run.log_path.unlink(missing_ok=True)
-    error = fit(run, state, resumed)
-    return finish(run, state, error, start, result_path, data_dir)
+    run.tracker = tracking.open_cell(
+        tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch
+    )
+    with tracking.ending(run.tracker):
+        error = fit(run, state, resumed)
+        result = finish(run, state, error, start, result_path, data_dir)
+        run.tracker.finish(result)
+    return result

@@ -10,7 +10,7 @@ import json
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from blurbflow.train.inputs import Splits
 from blurbflow.train.loop import Steps
 from blurbflow.train.predict import BatchFormat, make_batch, predict
 from blurbflow.train.progress import Progress
+from blurbflow.train.tracking import CellTracker
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Run:
     fault: str | None = None  # blurbflow.train.faults
     precision: str | None = None  # what the device ran, set by `fit`
     init_report: dict | None = None  # what init_from loaded (blurbflow.train.weights)
+    tracker: CellTracker = field(default_factory=CellTracker)  # blurbflow.train.tracking
 
     @property
     def name(self) -> str:
@@ -200,4 +202,7 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
     state.last_predictions = preds
     with run.log_path.open("a") as log:
         log.write(json.dumps(record) + "\n")
+    if run.tracker:  # at the optimizer step the scheduler has counted
+        lr = max(group["lr"] for group in run.opt.optimizer.param_groups)
+        run.tracker.evaluation(record, record.get("step", run.opt.scheduler.last_epoch), lr)
     return record

@@ -37,6 +37,7 @@ from blurbflow.record.verify import verify_result
 from blurbflow.train import CellsFailed, Preempted
 from blurbflow.train.cell import train_cell
 from blurbflow.train.lock import job_lock
+from blurbflow.train.tracking import Tracking
 
 __all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
@@ -111,14 +112,19 @@ def run_cell_job(
     data_dir: Path,
     manifest: Path,
     threads: int = 1,
+    tracked: Tracking | None = None,
 ) -> dict[int, str]:
     """Run (or keep) every seed, holding the job folder's lock (one writer: blurbflow.train.
-    lock); write the manifest `seeds.json` only if none failed."""
+    lock); write the manifest `seeds.json` only if none failed. `tracked`: the experiment
+    trackers of every seed it trains (blurbflow.train.tracking; a kept seed is not tracked
+    again)."""
     with job_lock(Path(manifest).parent):
-        return _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads)
+        return _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads, tracked)
 
 
-def _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads) -> dict[int, str]:
+def _run_seeds(
+    options, seeds, encoded_dir, data_dir, manifest, threads, tracked=None
+) -> dict[int, str]:
     options = with_selection(options)  # a `hparams_from` recipe: the setting its search chose
     identity = cell_identity(options, encoded_dir, data_dir)  # once per job: hashes the model
     statuses: dict[int, str] = {}
@@ -136,7 +142,7 @@ def _run_seeds(options, seeds, encoded_dir, data_dir, manifest, threads) -> dict
             print(f"seed {seed}: earlier result kept aside until the retrain finishes", flush=True)
         try:
             statuses[seed] = train_cell(
-                cell, encoded_dir, data_dir, result_path, threads, identity=identity
+                cell, encoded_dir, data_dir, result_path, threads, identity, tracked
             )["status"]
             earlier.discard(result_path.parent)
         except Preempted:
