@@ -2,18 +2,21 @@
 (blurbflow.plan.calibrate) from a random share of its jobs (default 25%) and predict the rest;
 the error of a job is |predicted − actual| / actual, where actual is the sum of its seeds'
 `wall_seconds` (what result.json times: a job's process start-up is not in it) and predicted is
-its seeds × the calibrated seconds per seed, with the training-set size as the plan knows it
-before the job runs (finished cells of the calibration share, else the prepared stats.json or
-the task entry). Prints the median error over the predicted jobs, beside the table's figures
-alone (blurbflow.cluster.SIZES, no calibration) and the size fit without task factors.
+its seeds × the calibrated seconds per seed, with the job's work as the plan knows it before
+the job runs: its tokens as the calibration share's cells recorded them, else as its tokenized
+cache counts them (written before any fine-tuning job runs), else its instances (prepared
+stats.json or the task entry) padded to max_length. Prints the median error over the
+predicted jobs, beside the table's figures alone (blurbflow.cluster.SIZES, no calibration) and
+the size fit without task factors.
 
     .venv/bin/python benchmarks/plan_accuracy.py --root DIR --configfile FILE [--seed 0]
         [--repeats 5] [--share 0.25] [--min-cells 3] [--verbose]
     .venv/bin/python benchmarks/plan_accuracy.py --smoke   # synthetic results, seconds
 
 `--smoke` writes a synthetic finished run into a scratch folder: two models (base, large) ×
-six tasks × two recipes (one a grid of three learning rates) × three seeds: 72 jobs, wall times
-following a + b·f·work (a, b per size, f per task) with ±10% noise per job and per seed.
+six tasks × two recipes (one a grid of three learning rates) × three seeds: 72 jobs, each
+recording its tokens (a fill of max_length per task), wall times following a + b·f·work (a, b
+per size, f per task) with ±10% noise per job and per seed.
 """
 
 from __future__ import annotations
@@ -58,16 +61,18 @@ def evaluate(
     count = min(len(finished) - 1, max(1, math.ceil(share * len(finished))))
     chosen = set(random.Random(seed).sample(finished, count))
     samples = [s for path in chosen for s in by_job[path]]
-    # training-set sizes as the plan knows them before a job runs: from the calibration share
+    # training-set sizes and tokens as the plan knows them before a job runs: from the
+    # calibration share (the tokenized caches are read by job_work)
     seen = {k: v for k, v in found.instances.items() if any(s.task == k[0] for s in samples)}
-    known = Scan({}, samples, seen)
+    pairs = {(s.model, s.task) for s in samples}
+    tokens = {k: v for k, v in found.tokens.items() if k[:2] in pairs}
+    known = Scan({}, samples, seen, tokens)
     overrides = config.get("resources")
     models = {
         "calibrated": Calibration(samples, overrides, min_cells),
         "size fit only": _without_factors(Calibration(samples, overrides, len(samples) + 1)),
         "table": Calibration([], overrides),
     }
-    data_root = os.path.join(root, "resources", "data")
     errors: dict[str, list[float]] = defaultdict(list)
     rows = []
     for path in finished:
@@ -75,7 +80,7 @@ def evaluate(
             continue
         job = jobs[path]
         actual = sum(s.seconds for s in by_job[path])
-        units = job_work(job, known, data_root)
+        units = job_work(job, known, root)
         row = {"job": path, "actual": actual}
         for name, calibration in models.items():
             seconds, _, factor = calibration.seed_seconds(
@@ -122,6 +127,14 @@ def report(result: dict, seed: int, verbose: bool) -> None:
 
 # -- a synthetic finished run for --smoke ---------------------------------------------------------
 SMOKE_TASKS = {"gad": 1.6, "hoc": 0.8, "biosses": 0.5, "pubmedqa": 1.0, "chemprot": 1.3, "ddi": 0.9}
+SMOKE_FILL = {
+    "gad": 0.3,
+    "hoc": 0.2,
+    "biosses": 0.15,
+    "pubmedqa": 0.5,
+    "chemprot": 0.35,
+    "ddi": 0.3,
+}
 SMOKE_RATES = {"base": (40.0, 9.0), "large": (70.0, 27.0)}  # seconds per seed, per unit of work
 
 
@@ -158,7 +171,7 @@ def write_smoke_run(root: str, seed: int = 0) -> str:
     """A finished synthetic run under `root`; returns its config file."""
     import json
 
-    from blurbflow.plan.calibrate import work
+    from blurbflow.plan.calibrate import token_work
     from blurbflow.plan.estimate import prepared_instances
 
     config = smoke_config()
@@ -169,7 +182,9 @@ def write_smoke_run(root: str, seed: int = 0) -> str:
         options = cell.options
         instances = prepared_instances(cell.task, os.path.join(root, "resources", "data"))
         a, b = SMOKE_RATES[config["models"][cell.model]["size"]]
-        units = work(options.epochs, instances, options.max_length)
+        train = round(instances * options.max_length * SMOKE_FILL[cell.task])
+        evaluated = round(0.3 * train)  # dev + test
+        units = token_work(options.epochs, train, options.epochs, evaluated)
         node = slower.setdefault(cell.path.rsplit("/", 1)[0], rng.uniform(0.9, 1.1))
         seconds = (a + b * SMOKE_TASKS[cell.task] * units) * node * rng.uniform(0.9, 1.1)
         result = {
@@ -177,6 +192,7 @@ def write_smoke_run(root: str, seed: int = 0) -> str:
             "options": options.to_dict(),
             "wall_seconds": seconds,
             "train_instances": instances,
+            "tokens": {"train": train, "eval": evaluated},
             "epochs": [{"epoch": e} for e in range(1, options.epochs + 1)],
             "device": "NVIDIA H100 80GB HBM3",
         }

@@ -1,13 +1,16 @@
-"""Seconds per seed from finished cells. A seed's work is counted as blurbflow.cluster counts
-it: epochs × training instances / 1,000 × max_length / 256. Each ok result.json gives one
-(work, wall_seconds) sample; per (model size, device) a line `seconds = a + b · f · work` is
-fitted by least squares with a, b ≥ 0 (a: the per-seed overhead of loading, evaluating and
+"""Seconds per seed from finished cells. A seed's work is the tokens it trains on plus a third
+of those it evaluates (an evaluation is a forward pass only), in units of 256,000 tokens: one
+epoch of 1,000 instances padded to 256, blurbflow.cluster's unit, which is also the fallback
+where the tokens are unknown (epochs × instances × max_length: a result.json written before
+blurbflow recorded its `tokens`, or a job whose data is not tokenized yet). Each ok result.json
+gives one (work, wall_seconds) sample; per (model size, device) a line `seconds = a + b · f ·
+work` is fitted by least squares with a, b ≥ 0 (a: the per-seed overhead of loading and
 writing; b: seconds per unit of work), where f is a factor per task that has at least MIN_CELLS
-finished cells on that device (the proxy ignores how long a task's texts really are, and what
-its evaluation costs), fitted together with the lines; a model and task with MIN_CELLS cells
-of its own has its own factor. A size with no finished cell takes the best-calibrated size's
-line scaled by the table's ratio of the two sizes, and with none at all the table
-(blurbflow.cluster.SIZES, SEED_OVERHEAD_MINUTES): rough GPU figures."""
+finished cells on that device (what the tokens do not say: a head's or a decoder's cost),
+fitted together with the lines; a model and task with MIN_CELLS cells of its own has its own
+factor. A size with no finished cell takes the best-calibrated size's line scaled by the
+table's ratio of the two sizes, and with none at all the table (blurbflow.cluster.SIZES,
+SEED_OVERHEAD_MINUTES): rough GPU figures."""
 
 from __future__ import annotations
 
@@ -23,9 +26,20 @@ ITERATIONS = 50  # rounds of the sizes' lines and the tasks' factors fitted in t
 FACTOR_RANGE = (0.05, 20.0)
 
 
+TOKENS_PER_UNIT = 256_000
+EVAL_SHARE = 1 / 3  # an evaluated token's cost against a trained one (forward, no backward)
+
+
 def work(epochs: float, instances: float, max_length: int) -> float:
-    """Units of work of one seed (blurbflow.cluster's minutes are this × the table's rate)."""
+    """Units of work of one seed with every instance padded to max_length (blurbflow.cluster's
+    minutes are this × the table's rate): the fallback where its tokens are unknown."""
     return epochs * instances / 1000 * max_length / 256
+
+
+def token_work(epochs: float, train_tokens: float, evaluations: float, eval_tokens: float) -> float:
+    """Units of work of one seed from its tokens: `train_tokens` per epoch, `eval_tokens` per
+    evaluation (dev and test)."""
+    return (epochs * train_tokens + EVAL_SHARE * evaluations * eval_tokens) / TOKENS_PER_UNIT
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,7 @@ class Sample:
     device: str
     work: float
     seconds: float
+    fill: float | None = None  # unpadded tokens per instance / max_length; None: not recorded
 
 
 def trained_epochs(result: dict, instances: int) -> float:
@@ -54,9 +69,12 @@ def trained_epochs(result: dict, instances: int) -> float:
     return float(last.get("epoch") or options["epochs"])
 
 
-def sample_of(result: dict, job: str, model: str, task: str, size: str) -> Sample | None:
+def sample_of(
+    result: dict, job: str, model: str, task: str, size: str, tokens: tuple | None = None
+) -> Sample | None:
     """The timing of an ok result.json; None for any other (diverged cells stop early, failed
-    ones never finish) or one that lacks a field."""
+    ones never finish) or one that lacks a field. `tokens`: (epoch, evaluation) tokens for a
+    result that does not record its own (from its tokenized cache)."""
     if result.get("status") != "ok":
         return None
     try:
@@ -69,7 +87,23 @@ def sample_of(result: dict, job: str, model: str, task: str, size: str) -> Sampl
     if not (seconds > 0 and instances > 0 and epochs > 0 and max_length > 0):
         return None
     device = str(result.get("device") or "unknown")
-    return Sample(job, model, task, size, device, work(epochs, instances, max_length), seconds)
+    tokens = recorded_tokens(result) or tokens
+    if tokens is None:
+        return Sample(job, model, task, size, device, work(epochs, instances, max_length), seconds)
+    train, evaluated = tokens
+    evaluations = len(result.get("epochs") or []) or epochs
+    units = token_work(epochs, train, evaluations, evaluated)
+    return Sample(job, model, task, size, device, units, seconds, train / instances / max_length)
+
+
+def recorded_tokens(result: dict) -> tuple[int, int] | None:
+    """(tokens of a training epoch, of an evaluation) as result.json records them, else None."""
+    tokens = result.get("tokens")
+    try:
+        train, evaluated = int(tokens["train"]), int(tokens["eval"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (train, evaluated) if train > 0 and evaluated >= 0 else None
 
 
 def fit_line(xs: list[float], ys: list[float], prior: tuple[float, float]) -> tuple[float, float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 from collections import defaultdict
 
 import yaml
@@ -17,8 +18,8 @@ from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
 from blurbflow.plan.before import study_jobs
-from blurbflow.plan.calibrate import Calibration, work
-from blurbflow.plan.remaining import Scan, scan
+from blurbflow.plan.calibrate import Calibration, token_work, work
+from blurbflow.plan.remaining import Scan, cached_tokens, scan, tokens_key
 
 PROFILE = "slurm/profile.yaml"
 
@@ -65,17 +66,41 @@ def prepared_instances(task: str, data_root: str) -> int:
         return task_instances(task, data_root)
 
 
-def job_work(job: CellJob, found: Scan, data_root: str) -> float:
-    """One seed's work (an upper bound when the recipe stops early): its training instances
-    as the task's finished cells saw them, else as prepared_instances."""
+def job_work(job: CellJob, found: Scan, root: str) -> float:
+    """One seed's work (an upper bound when the recipe stops early), from its tokens: as the
+    model's finished cells of the task recorded them, else as its tokenized cache counts them
+    (blurbflow.train.encode's meta.json), else its instances padded to max_length × the share
+    of max_length the finished cells filled (all of it with none: the table's unit)."""
     options = job.options
-    key = (job.task, options.train_subsample, options.train_on)
-    instances = found.instances.get(key)
+    instances = _instances(job, found, os.path.join(root, "resources", "data"))
+    epochs = options.epochs or 0
+    per_epoch = math.ceil(instances / options.batch_size) if options.batch_size else 1
+    every = options.eval_every_steps
+    evaluations = epochs * max(1, per_epoch // every) if every else epochs
+    tokens = found.tokens.get(tokens_key(job.model, options.to_dict()))
+    if tokens is None:
+        tokens = cached_tokens(job, root, instances)
+    if tokens is not None:
+        return token_work(epochs, tokens[0], evaluations, tokens[1])
+    return work(epochs, instances, options.max_length) * _fill(found, job.task)
+
+
+def _instances(job: CellJob, found: Scan, data_root: str) -> int:
+    options = job.options
+    instances = found.instances.get((job.task, options.train_subsample, options.train_on))
     if instances is None:
         instances = prepared_instances(job.task, data_root)
         if options.train_subsample:
             instances = min(instances, options.train_subsample)
-    return work(options.epochs or 0, instances, options.max_length)
+    return instances
+
+
+def _fill(found: Scan, task: str) -> float:
+    """The median share of max_length the task's finished cells filled (any task's without its
+    own; 1 with none: padded, as the table counts)."""
+    mine = [s.fill for s in found.samples if s.fill is not None and s.task == task]
+    known = mine or [s.fill for s in found.samples if s.fill is not None]
+    return statistics.median(known) if known else 1.0
 
 
 def plan_config(config: dict, root: str = ".", profile: str | None = None) -> dict:
@@ -84,14 +109,13 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
     sizes = {name: spec.get("size", "base") for name, spec in config["models"].items()}
     found = scan(jobs, sizes, root)
     calibration = Calibration(found.samples, config.get("resources"))
-    data_root = os.path.join(root, "resources", "data")
     running = {}
     for path, state in found.states.items():
         if not state.runs:
             continue
         job = jobs[path]
         seconds, rate, factor = calibration.seed_seconds(
-            job.model, job.task, sizes[job.model], job_work(job, found, data_root)
+            job.model, job.task, sizes[job.model], job_work(job, found, root)
         )
         running[path] = {
             "model": job.model,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from blurbflow.config import CellJob
+from blurbflow.config import CellJob, input_key
 from blurbflow.grid import with_selection
 from blurbflow.identity import record_matches, stale_manifests
 from blurbflow.options import CellOptions, options_json
-from blurbflow.plan.calibrate import Sample, sample_of
+from blurbflow.plan.calibrate import Sample, recorded_tokens, sample_of
 from blurbflow.record.schema import FINISHED
 
 
@@ -32,6 +32,19 @@ class Scan:
     states: dict[str, JobState]  # job folder -> what it still does
     samples: list[Sample]  # every ok result's timing, for the calibration
     instances: dict[tuple, int]  # (task, train_subsample, train_on) -> training instances seen
+    # (model, task, max_length, train_subsample, train_on) -> tokens of an epoch, an evaluation
+    tokens: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+
+
+def tokens_key(model: str, options: dict) -> tuple:
+    """The key of Scan.tokens for a cell of `model` with these options (CellOptions.to_dict)."""
+    return (
+        model,
+        options.get("task"),
+        options.get("max_length"),
+        options.get("train_subsample"),
+        options.get("train_on"),
+    )
 
 
 def read_json(path: str) -> dict | None:
@@ -51,13 +64,29 @@ def selected(options: CellOptions, root: str) -> CellOptions:
         return options  # an unreadable selection: the selection step writes it again
 
 
+def cached_tokens(job: CellJob, root: str, instances: int) -> tuple[int, int] | None:
+    """(tokens of an epoch, of an evaluation) from the job's tokenized cache (the meta.json of
+    blurbflow.train.encode), scaled to the instances it trains on (a subsample); None before
+    the cache is written."""
+    key = input_key(job.task, job.options.inputs)
+    path = os.path.join(root, "resources", "tokenized", job.model, job.task, key, "meta.json")
+    try:
+        splits = (read_json(path) or {})["splits"]
+        train = splits["train"]
+        per_instance = int(train["tokens"]) / int(train["instances"])
+        evaluated = sum(int(splits[split]["tokens"]) for split in ("dev", "test"))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return round(per_instance * instances), evaluated
+
+
 def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Scan:
     """Every job's state, and the timings of its finished cells. `sizes`: model -> size."""
     manifests = {path: os.path.join(root, path, "seeds.json") for path in jobs}
     missing: list[str] = []
     stale = set(stale_manifests(list(manifests.values()), missing))
     absent = set(missing)
-    states, samples, instances = {}, [], {}
+    states, samples, instances, tokens = {}, [], {}, {}
     for path, job in jobs.items():
         manifest = manifests[path]
         recorded = {} if manifest in absent else (read_json(manifest) or {}).get("files") or {}
@@ -69,12 +98,17 @@ def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Sc
             if result is None:
                 todo.append(seed)
                 continue
-            sample = sample_of(result, path, job.model, job.task, sizes[job.model])
+            cached = None  # a result written before result.json recorded its tokens
+            if recorded_tokens(result) is None and isinstance(result.get("train_instances"), int):
+                cached = cached_tokens(job, root, result["train_instances"])
+            sample = sample_of(result, path, job.model, job.task, sizes[job.model], cached)
             if sample is not None:
                 samples.append(sample)
                 options = result["options"]
                 key = (job.task, options.get("train_subsample"), options.get("train_on"))
                 instances.setdefault(key, int(result["train_instances"]))
+                if (counted := recorded_tokens(result)) is not None:
+                    tokens.setdefault(tokens_key(job.model, options), counted)
             finished = result.get("status") in FINISHED and isinstance(result.get("options"), dict)
             if not finished or options_json(result["options"]) != options_json(
                 {**expected, "seed": seed}
@@ -85,7 +119,7 @@ def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Sc
         runs = bool(todo) or manifest in stale or manifest in absent
         runs = runs or set(recorded) != {str(seed) for seed in job.seeds}
         states[path] = JobState(tuple(todo), runs)
-    return Scan(states, samples, instances)
+    return Scan(states, samples, instances, tokens)
 
 
 def _files_match(folder: str, records) -> bool:

@@ -62,6 +62,8 @@ class Result(TypedDict, total=False):
     model_commit: str | None
     selection: str  # best_dev or last (last when training on train+dev)
     train_instances: int
+    # tokens one epoch trains on and one evaluation reads (dev + test): the plan's unit of work
+    tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
     host: str

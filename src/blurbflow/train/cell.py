@@ -192,6 +192,17 @@ def _weights_fields(run: Run) -> dict:
     return fields
 
 
+def _tokens(run: Run) -> dict[str, int]:
+    """Tokens of one training epoch and of one evaluation (every split evaluated), unpadded:
+    what blurbflow.plan calibrates its seconds per token on."""
+    counted = {"train": sum(len(ids) for ids in run.data.train["input_ids"])}
+    counted["eval"] = sum(
+        sum(len(ids) for ids in run.data.splits.encoded(split)["input_ids"])
+        for split in ("dev", "test")  # every evaluation scores both (fit.evaluate)
+    )
+    return counted
+
+
 def finish(
     run: Run,
     state: checkpoint.LoopState,
@@ -222,6 +233,7 @@ def finish(
         "selected_step": selected.get("step") if selected else None,
         "selection": options.selection,
         "train_instances": len(train["input_ids"]),
+        "tokens": _tokens(run),
         "train_ids_sha": hashlib.sha256("\n".join(train["id"]).encode()).hexdigest()[:16],
         "dev": selected["dev"] if selected else None,
         "test": selected["test"] if selected else None,
