@@ -36,7 +36,7 @@ def _rates(calibration: dict) -> list[str]:
         chosen = " (the plan's device for this size)" if fit["chosen"] else ""
         lines.append(
             f"  {fit['size']} on {fit['device']}: {fit['a']:.1f} s per seed + {fit['b']:.2f} s"
-            f" per unit of work (epochs × 1,000 instances × max_length/256),"
+            f" per unit of work (256,000 trained tokens, an evaluated one a third),"
             f" from {fit['cells']:,} cells{chosen}"
         )
     tasks = sorted(
