@@ -160,7 +160,14 @@ def test_missing_file_stops_before_any_job(own_tasks):
 
 
 # Scripts whose steps never look a task up (raw sources, the demo model, hub snapshots).
-NO_TASKS = {"fetch.py", "generate.py", "build_model.py", "prefetch.py", "prefetch_check.py"}
+NO_TASKS = {
+    "fetch.py",
+    "generate.py",
+    "build_model.py",
+    "prefetch.py",
+    "prefetch_check.py",
+    "prefetch_url.py",
+}
 
 
 def test_every_job_that_looks_tasks_up_registers_the_configs_own_from_snakemake_config():

@@ -63,6 +63,8 @@ OPTIONAL = (
     "cased",
     "add_prefix_space",
     "trust_remote_code",
+    "sha256",
+    "subfolder",
     "hparams_from",
     "hparams_task",
     "selection_file",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from blurbflow import steps
+from blurbflow import model_urls, steps
 from blurbflow.options import CellOptions
 from blurbflow.steps import STALE_MTIME  # noqa: F401  (tests read it here)
 
@@ -103,9 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="marker JSON, written once the snapshot is whole")
     p.set_defaults(func=steps.prefetch)
 
-    p = sub.add_parser("prefetch-check", help="re-download what prefetched snapshots lost")
+    p = sub.add_parser("prefetch-url", help="download, verify and unpack a model given by URL")
+    p.add_argument("--model", required=True, help="the model's name in the config (for messages)")
+    p.add_argument("--url", required=True, help="a tar(.gz) or zip of a save_pretrained folder")
+    p.add_argument("--sha256", help="the pin; without it the digest is printed, nothing unpacked")
+    p.add_argument("--subfolder", help="the model folder inside the archive")
+    p.add_argument("--cache-dir", required=True, help="the config's hf_cache")
+    p.set_defaults(func=model_urls.prefetch_url)
+
+    p = sub.add_parser("prefetch-check", help="re-download what prefetched models lost")
     p.add_argument("markers", nargs="*", help="prefetch markers ({hf_cache}/.prefetched/*.json)")
-    p.set_defaults(func=steps.prefetch_check)
+    p.set_defaults(func=model_urls.check_markers)
 
     p = sub.add_parser("tokenize", help="encode a prepared task for one tokenizer and inputs")
     p.add_argument("--model-name", help="the model's name in the config (for messages)")

@@ -95,11 +95,13 @@ class ModelOptions:
     """The model a cell loads, as its config entry gives it (blurbflow.models.prefetch)."""
 
     model: str  # the config's name for it
-    model_source: str  # a local folder or a hub id
+    model_source: str  # a local folder, a hub id or a url (blurbflow.models.archive)
     revision: str = UNSET  # the settings below: only those the entry sets
     cased: bool = UNSET
     add_prefix_space: bool = UNSET
     trust_remote_code: bool = UNSET
+    sha256: str = UNSET  # a URL model's archive, pinned
+    subfolder: str = UNSET  # the model folder inside that archive
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +167,8 @@ class CellOptions:
     cased: bool = _optional()
     add_prefix_space: bool = _optional()
     trust_remote_code: bool = _optional()
+    sha256: str = _optional()  # a URL model's archive digest and the model folder inside it
+    subfolder: str = _optional()
     hparams_from: tuple[str, ...] = _optional()  # the searches a final model's setting is from
     hparams_models: tuple[str, ...] = _optional()  # reference models that chose the point
     hparams_task: str = _optional()  # a cross-validation fold: its tune fold

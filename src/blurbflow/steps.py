@@ -66,14 +66,6 @@ def prefetch(hub_id: str, cache_dir: str, out: str, revision: str | None = None)
     print(json.dumps(write_marker(summary, Path(out)), indent=2))
 
 
-def prefetch_check(markers: list[str]) -> None:
-    os.environ["HF_HUB_OFFLINE"] = "0"
-    from blurbflow.models.download import repair_marker
-
-    for marker in markers:
-        print(repair_marker(Path(marker)), flush=True)
-
-
 def tokenize(
     task: str,
     data: str,

@@ -264,7 +264,7 @@ def check_local_models(config: dict) -> None:
             raise ConfigError(
                 f"models.{name}.path: folder {path!r} does not exist (a relative path is read "
                 "from the workflow folder); put the model there (save_pretrained) or use "
-                "`hub_id:` instead — `snakemake prefetch` only fetches hub models"
+                "`hub_id:` instead — `snakemake prefetch` only fetches hub models and `url:` ones"
             )
 
 

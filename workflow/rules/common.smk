@@ -13,6 +13,7 @@ from blurbflow.config import (
     input_key,
 )
 from blurbflow.init_from import source_job
+from blurbflow.models.archive import archive_marker
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import (
     MAX_RUNTIME,
@@ -135,11 +136,26 @@ HUB_MARKERS = {
 }
 
 
+def _url_marker(spec):
+    return archive_marker(HF_CACHE, spec["url"], spec.get("sha256"), spec.get("subfolder"))
+
+
+# Models given by URL (blurbflow.models.archive): marker stem -> (the first model's name, its
+# entry). Unpinned entries have a marker of their own that `prefetch_url` refuses to write.
+URL_MARKERS = {}
+for _name in STUDY_MODELS:
+    if config["models"][_name].get("url"):
+        _spec = config["models"][_name]
+        URL_MARKERS.setdefault(_url_marker(_spec).stem, (_name, _spec))
+
+
 def _model_inputs(spec):
     if spec.get("build"):
         return [spec["path"]]
     if spec.get("hub_id") and not spec.get("path"):
         return [str(marker_path(HF_CACHE, spec["hub_id"], spec.get("revision")))]
+    if spec.get("url"):
+        return [str(_url_marker(spec))]
     return []
 
 
@@ -147,13 +163,13 @@ _MODEL_INPUTS = {model: _model_inputs(spec) for model, spec in config["models"].
 
 
 def model_inputs(model):
-    """A built model's folder, or a hub model's prefetch marker (the `prefetch_model` rule);
-    computed once per model, as every finetune job asks."""
+    """A built model's folder, or a hub or URL model's prefetch marker (rules `prefetch_model`,
+    `prefetch_url`); computed once per model, as every finetune job asks."""
     return list(_MODEL_INPUTS[model])
 
 
 def hub_markers(model):
-    """A hub model's prefetch marker ([] for local and built models)."""
+    """A hub or URL model's prefetch marker ([] for local and built models)."""
     return [path for path in model_inputs(model) if path.endswith(".json")]
 
 
@@ -230,7 +246,7 @@ def cell_group(wildcards):
 
 def model_source(model):
     spec = config["models"][model]
-    return spec.get("path") or spec["hub_id"]
+    return spec.get("path") or spec.get("hub_id") or spec["url"]
 
 
 # SLURM placement of every submitted job, from config `slurm` (the plugin reads these resources)

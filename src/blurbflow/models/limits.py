@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from blurbflow.errors import ConfigError
+from blurbflow.models.archive import is_url
 from blurbflow.models.prefetch import hub_cache, is_local, marker_path, model_folder
 from blurbflow.options import ModelOptions
 
@@ -35,8 +36,9 @@ def position_limit(folder: str | Path) -> int | None:
 
 def available_limit(model: ModelOptions) -> int | None:
     """The model's limit if its files are there now, else None (checked again later). A hub
-    model counts as there once `prefetch` wrote its marker (no hub library call before)."""
-    if not is_local(model):
+    model counts as there once `prefetch` wrote its marker (no hub library call before); a URL
+    model once its archive is unpacked (model_folder says so without the hub library)."""
+    if not is_local(model) and not is_url(model.model_source):
         marker = marker_path(hub_cache(), model.model_source, model.revision or None)
         if not marker.is_file():
             return None

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
+from blurbflow.models.archive import is_url, url_model_folder
 from blurbflow.options import ModelOptions
 
 CONFIG_FILE = "config.json"
@@ -37,7 +38,7 @@ FIX = "run `snakemake prefetch` on a machine with internet (a login node), then 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # The model entry's keys that change what a cell computes, copied into its options when set
 # (absent otherwise, so cells of models that do not set them keep their params).
-SETTING_KEYS = ("revision", "cased", "add_prefix_space", "trust_remote_code")
+SETTING_KEYS = ("revision", "cased", "add_prefix_space", "trust_remote_code", "sha256", "subfolder")
 # The weights, in transformers' order of preference for a local folder: (file, shard pattern).
 WEIGHTS = (
     ("model.safetensors", None),
@@ -59,9 +60,10 @@ class ModelNotCached(ValueError):
 
 
 def model_settings(name: str, entry: dict) -> dict:
-    """A config model entry as cell options: `model`, `model_source` (its path or hub id) and
-    the settings of `SETTING_KEYS` it sets (`trust_remote_code` only when true)."""
-    settings = {"model": name, "model_source": entry.get("path") or entry["hub_id"]}
+    """A config model entry as cell options: `model`, `model_source` (its path, hub id or url)
+    and the settings of `SETTING_KEYS` it sets (`trust_remote_code` only when true)."""
+    source = entry.get("path") or entry.get("hub_id") or entry["url"]
+    settings = {"model": name, "model_source": source}
     for key in SETTING_KEYS:
         if entry.get(key) is not None and (key != "trust_remote_code" or entry[key]):
             settings[key] = entry[key]
@@ -69,8 +71,10 @@ def model_settings(name: str, entry: dict) -> dict:
 
 
 def is_local(model: ModelOptions) -> bool:
-    """Whether the model is a local folder (a config `path`) rather than a hub id."""
+    """Whether the model is a local folder (a config `path`) rather than a hub id or url."""
     source = str(model.model_source)
+    if is_url(source):
+        return False
     hub_like = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source) and not source.startswith(".")
     return Path(source).is_dir() or (not model.revision and not hub_like)
 
@@ -237,8 +241,12 @@ def _snapshot(model: ModelOptions, cache_dir: Path) -> tuple[Path, str]:
 def model_folder(model: ModelOptions) -> Path:
     """The local folder a cell (and its tokenizer) loads from: a local model's `path`, or for a
     hub model the snapshot of the commit its revision was resolved to at prefetch, in this
-    process's hub cache. `ModelNotCached` names the model and the fix when the cache lacks it;
+    process's hub cache (a URL model: its unpacked archive there, blurbflow.models.archive).
+    `ModelNotCached` names the model and the fix when the cache lacks it;
     FileNotFoundError when a local folder is gone."""
+    if is_url(model.model_source):
+        sha256, subfolder = model.sha256 or None, model.subfolder or None
+        return url_model_folder(model.model, model.model_source, sha256, subfolder, hub_cache())
     if is_local(model):
         folder = Path(model.model_source)
         if not folder.is_dir():
@@ -252,8 +260,11 @@ def model_folder(model: ModelOptions) -> Path:
 
 
 def model_commit(model: ModelOptions) -> str | None:
-    """The hub commit a cell's model was loaded from (None for a local folder)."""
-    return None if is_local(model) else _snapshot(model, hub_cache())[1]
+    """The hub commit a cell's model was loaded from (None for a local folder or a URL model,
+    whose options carry the archive's sha256)."""
+    return (
+        None if is_local(model) or is_url(model.model_source) else _snapshot(model, hub_cache())[1]
+    )
 
 
 def offline_env(cache_dir: Path) -> dict[str, str]:
