@@ -27,6 +27,7 @@ include: "workflow/rules/adaptive.smk"  # rounds of adaptive seeds; fixed-seed J
 include: "workflow/rules/select.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/export.smk"  # export_models / publish_models (docs/models.md)
 include: "workflow/rules/plan.smk"  # `snakemake plan`: what is left to run, in GPU-hours
 
 
@@ -35,6 +36,8 @@ rule all:
         "results/report.html",
         TABLE_FILES,
         STUDY_RESULTS,
+        EXPORTED_MODELS,  # studies with `export_models` (export.smk)
+        PUBLISHED_MODELS,  # only with a `publish` section
     default_target: True
 
 

@@ -29,5 +29,7 @@ def test_citation_names_this_version_and_the_four_protocols():
 
 
 def test_the_changelog_starts_with_this_version():
-    first = re.search(r"^## (\S+)", (REPO / "CHANGELOG.md").read_text(), re.MULTILINE)
-    assert first and first.group(1) == VERSION
+    """Its first version is this one; an `Unreleased` section may come before it."""
+    headings = re.findall(r"^## (\S+)", (REPO / "CHANGELOG.md").read_text(), re.MULTILINE)
+    versions = headings[1:] if headings[:1] == ["Unreleased"] else headings
+    assert versions and versions[0] == VERSION

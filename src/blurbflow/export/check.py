@@ -49,9 +49,7 @@ def check_export(config: dict) -> None:
         study, where = config["studies"][name], f"studies.{name}.export_models"
         plan = export_plan(study)
         if plan["select"] not in SELECTIONS:
-            raise ConfigError(
-                f"{where}.select: {plan['select']!r}; one of {', '.join(SELECTIONS)}"
-            )
+            raise ConfigError(f"{where}.select: {plan['select']!r}; one of {', '.join(SELECTIONS)}")
         folded = cross_validation(study).get("tasks", [])
         if folded:
             raise ConfigError(

@@ -67,7 +67,7 @@ def study_entries(cells: pd.DataFrame, config: dict, name: str) -> list[Entry]:
     seeds chosen by its `export_models` (`best_seed` or `all_seeds`)."""
     study = config["studies"][name]
     select = export_plan(study)["select"]
-    selected = study_cells(cells, study)
+    selected = study_cells(cells, shown_study(study))  # as results/{study}.json selects
     paths = {
         (r.model, r.task, r.recipe, r.hparams, int(r.seed)): r.path
         for r in cells[["model", "task", "recipe", "hparams", "seed", "path"]].itertuples()

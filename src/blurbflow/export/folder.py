@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from blurbflow import published as papers
 from blurbflow.digests import file_sha256
 from blurbflow.errors import ConfigError
 from blurbflow.export.card import entry_card
@@ -25,7 +26,6 @@ from blurbflow.export.check import export_plan
 from blurbflow.export.choose import TIE_RULE, Entry, metric_names, study_entries
 from blurbflow.io import write_json_atomic, write_text_atomic
 from blurbflow.provenance import package_version
-from blurbflow import published as papers
 
 MODEL_DIR, WEIGHTS, CARD = "model", "model.safetensors", "README.md"  # blurbflow.train.kept's
 RECORD = "blurbflow-export.json"
@@ -96,7 +96,9 @@ def citation(config: dict, name: str) -> str:
     if given:
         return given
     if name in papers.studies():
-        return papers.source(name)["paper"]
+        found = papers.source(name)
+        table = f", the study of its Table {found['table']}" if found.get("table") else ""
+        return f"{found['paper']}{table}"
     source = (study.get("published") or {}).get("source")
     return source or f"the study `{name}` ({study.get('title', name)}) of blurbflow"
 
@@ -116,6 +118,7 @@ def export_seed(entry: Entry, seed: int, target: Path, config: dict, select: str
         "citation": citation(config, entry.study),
         "selection": select,
         "title": config["studies"][entry.study].get("title"),
+        "data": config.get("data"),
     }
     metrics = metric_names(config, entry.study, entry.task)
     write_text_atomic(fresh / CARD, entry_card(entry, seed, result, metrics, context))
