@@ -97,3 +97,15 @@ def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tmp_path):
     again = snakemake(workdir, *ARGS, "all")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_a_study_exporting_from_a_recipe_that_keeps_no_model_stops_before_any_job(tmp_path):
+    workdir = tiny_project(tmp_path)
+    config = export_config()
+    del config["recipes"]["quick"]["keep_model"]
+    write_config(workdir, config)
+    run = snakemake(workdir, *ARGS, "-n", "all")
+    assert run.returncode != 0
+    assert "studies.s.export_models: recipe(s) quick do not keep" in run.stdout + run.stderr
+    assert not (workdir / "results").exists()

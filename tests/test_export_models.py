@@ -321,3 +321,24 @@ def test_no_token_or_a_changed_export_uploads_nothing(project, monkeypatch):
     with pytest.raises(PublishError, match="README.md: changed since the export wrote it"):
         publish_study(published_config(), "s", "results/models/s", "p.json", api=FakeHub())
     assert not Path("published/s.json").exists() and not Path("p.json").exists()
+
+
+def test_every_seed_gets_its_folder_and_its_repository(project):
+    every = config(export_models={"select": "all_seeds"})
+    index = export_study(every, "s", "cells.parquet", "results/models/s")
+    place = f"results/models/s/{MODEL}/{TASK}/quick"
+    assert [(m["seed"], m["folder"]) for m in index["models"]] == [
+        (1, f"{place}/seed1"),
+        (2, f"{place}/seed2"),
+    ]
+    assert Path(f"{place}/seed1/model.safetensors").read_bytes() == b"weights"
+    assert (
+        "every seed of the entry that finished ok is exported; this is seed 1"
+        in Path(f"{place}/seed1/README.md").read_text()
+    )
+    every["publish"] = {"repo_prefix": "me/bf-", "dry_run": True}
+    record = publish_study(every, "s", "results/models/s", "published/s.json")
+    assert [u["repo_id"] for u in record["uploads"]] == [
+        "me/bf-tiny-biobert-biosses-quick-seed1",
+        "me/bf-tiny-biobert-biosses-quick-seed2",
+    ]
