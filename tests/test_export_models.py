@@ -342,3 +342,21 @@ def test_every_seed_gets_its_folder_and_its_repository(project):
         "me/bf-tiny-biobert-biosses-quick-seed1",
         "me/bf-tiny-biobert-biosses-quick-seed2",
     ]
+
+
+def test_the_command_line_exports_and_lists_the_uploads_with_dry_run(project, capsys):
+    from blurbflow.cli import main
+
+    cfg = Path("study.yaml")
+    cfg.write_text(json.dumps(published_config()))
+    assert (
+        main(["export-models", "--config", str(cfg), "--study", "s", "--cells", "cells.parquet"])
+        == 0
+    )
+    assert json.loads(Path("results/models/s/index.json").read_text())["models"][0]["seed"] == 2
+    assert main(["publish-models", "--config", str(cfg), "--study", "s", "--dry-run"]) == 0
+    assert "dry run: would upload" in capsys.readouterr().out
+    assert json.loads(Path("results/published/s.json").read_text())["dry_run"] is True
+    Path(f"results/models/s/{MODEL}/{TASK}/quick/config.json").write_text("{}\n")
+    assert main(["publish-models", "--config", str(cfg), "--study", "s", "--dry-run"]) == 1
+    assert "config.json: changed since the export wrote it" in capsys.readouterr().err

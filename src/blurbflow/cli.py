@@ -67,6 +67,25 @@ def _kwargs(args) -> dict:
 CONFIG_HELP = "the validated config: a YAML/JSON file, or JSON text"
 
 
+def export_models(config: dict, study: str, cells: str, out: str | None) -> None:
+    """A study's chosen seeds' kept models with their cards (blurbflow.export.folder)."""
+    from blurbflow.export.folder import export_study
+    from blurbflow.tasks import register_tasks
+
+    register_tasks(config)
+    export_study(config, study, cells, out or f"results/models/{study}")
+
+
+def publish_models(
+    config: dict, study: str, models: str | None, out: str | None, dry_run: bool
+) -> None:
+    """Upload a study's exported models (blurbflow.export.publish); `--dry-run` lists them."""
+    from blurbflow.export.publish import publish_study
+
+    models, out = models or f"results/models/{study}", out or f"results/published/{study}.json"
+    publish_study(config, study, models, out, dry_run=True if dry_run else None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="blurbflow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -163,6 +182,21 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "report":
             p.add_argument("--config-hash", required=True)
             p.add_argument("--out", required=True)
+
+    p = sub.add_parser("export-models", help="a study's best seeds' models -> results/models/")
+    p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
+    p.add_argument("--study", required=True)
+    p.add_argument("--cells", default="results/cells.parquet")
+    p.add_argument("--out", help="default: results/models/{study}")
+    p.set_defaults(func=export_models)
+
+    p = sub.add_parser("publish-models", help="upload a study's exported models to the hub")
+    p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
+    p.add_argument("--study", required=True)
+    p.add_argument("--models", help="the export (default: results/models/{study})")
+    p.add_argument("--out", help="the record (default: results/published/{study}.json)")
+    p.add_argument("--dry-run", action="store_true", help="list the uploads, upload nothing")
+    p.set_defaults(func=publish_models)
 
     p = sub.add_parser("plan", help="cells, jobs, GPU-hours and queue entries still to run")
     p.add_argument(
