@@ -127,6 +127,19 @@ def test_a_recipe_that_keeps_no_model_stops_naming_it_and_the_fix():
         check_export(config(tasks=["gad"], cross_validation={"tasks": ["gad"]}))
 
 
+def test_a_recipe_with_blurbflows_own_head_cannot_export():
+    cfg = config(tasks=[TASK, "gad"])
+    cfg["recipes"]["quick"]["re_pooling"] = "max"  # relations only: gad's head is blurbflow's
+    with pytest.raises(ConfigError, match=r"recipe 'quick' on gad trains blurbflow's own head"):
+        check_export(cfg)
+    cfg["studies"]["s"]["tasks"] = [TASK]
+    check_export(cfg)  # biosses has no entities: re_pooling does not apply
+    cfg = config()
+    cfg["recipes"]["quick"]["head"] = "bilstm"
+    with pytest.raises(ConfigError, match=r"\(head 'bilstm'\), which cannot be kept"):
+        check_export(cfg)
+
+
 @pytest.mark.parametrize(
     ("publish", "message"),
     [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from blurbflow.export.check import custom_head
 from blurbflow.export.choose import TIE_RULE, Entry
 from blurbflow.tasks import get_task
 
@@ -16,12 +17,9 @@ PIPELINE = {True: "token-classification", False: "text-classification"}
 def auto_class(task: str, options: dict) -> str | None:
     """The transformers class the folder loads with; None for blurbflow's own heads (a
     BiLSTM head, entity pooling in relation tasks, extractive QA's span head)."""
-    spec = get_task(task)
-    if spec.kind.target == "span" or options.get("head", "linear") != "linear":
+    if custom_head(task, options):
         return None
-    if spec.type == "re" and options.get("re_pooling", "cls") != "cls":
-        return None
-    token = spec.kind.token_level
+    token = get_task(task).kind.token_level
     return "AutoModelForTokenClassification" if token else "AutoModelForSequenceClassification"
 
 

@@ -11,6 +11,7 @@ import string
 from blurbflow.errors import ConfigError
 from blurbflow.recipes import resolve_recipe
 from blurbflow.study_plan import cross_validation
+from blurbflow.tasks import get_task
 
 SELECTIONS = ("best_seed", "all_seeds")
 NAME_FIELDS = ("study", "model", "task", "recipe", "seed")
@@ -41,6 +42,19 @@ def run_recipes(study: dict) -> list[str]:
     return list(dict.fromkeys([*study["recipes"], *members]))
 
 
+def custom_head(task: str, options: dict) -> str | None:
+    """Why cells of `task` with these recipe options have blurbflow's own head, which has no
+    `save_pretrained` and no transformers class (None: transformers' own model)."""
+    spec = get_task(task)
+    if spec.kind.target == "span":
+        return "extractive QA's span head"
+    if options.get("head", "linear") != "linear":
+        return f"head {options['head']!r}"
+    if spec.kind.inputs == "entities" and options.get("re_pooling", "cls") != "cls":
+        return f"re_pooling {options['re_pooling']!r}"
+    return None
+
+
 def check_export(config: dict) -> None:
     """Every exporting study's entries are cells that keep their model (`keep_model: true` on
     their recipe) and are one model per seed (no cross-validated task: its entry is a
@@ -63,6 +77,15 @@ def check_export(config: dict) -> None:
                 "`keep_model: true` on them (or on recipes extending them, used by this study) — "
                 "it is a cell option, so their cells train again, each seed keeping its folder"
             )
+        for recipe in run_recipes(study):
+            for task in study["tasks"]:
+                why = custom_head(task, resolve_recipe(config, recipe))
+                if why:
+                    raise ConfigError(
+                        f"{where}: recipe {recipe!r} on {task} trains blurbflow's own head "
+                        f"({why}), which cannot be kept as a transformers model; export from "
+                        "recipes with the linear head ([CLS] pooling for relations)"
+                    )
     check_publish(config)
 
 
