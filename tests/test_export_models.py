@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from blurbflow.errors import ConfigError
-from blurbflow.export.check import check_export, repo_id
+from blurbflow.export.check import check_export, publish_settings, repo_id
 from blurbflow.export.choose import best_seed, study_entries
 from blurbflow.export.folder import ExportError, export_study, verified_seed
 from blurbflow.export.publish import PublishError, publish_study
@@ -373,3 +373,26 @@ def test_the_command_line_exports_and_lists_the_uploads_with_dry_run(project, ca
     Path(f"results/models/s/{MODEL}/{TASK}/quick/config.json").write_text("{}\n")
     assert main(["publish-models", "--config", str(cfg), "--study", "s", "--dry-run"]) == 1
     assert "config.json: changed since the export wrote it" in capsys.readouterr().err
+
+
+def test_a_failed_upload_names_its_repository(project):
+    export_study(config(), "s", "cells.parquet", "results/models/s")
+
+    class Offline(FakeHub):
+        def upload_folder(self, **kwargs):
+            raise ConnectionError("no route to huggingface.co")
+
+    failed = r"me/bf-tiny-biobert-biosses-quick: the upload failed \(ConnectionError: no route"
+    with pytest.raises(
+        PublishError, match=failed + r" to huggingface.co\); uploaded before it: none"
+    ):
+        publish_study(published_config(), "s", "results/models/s", "p.json", api=Offline())
+    assert not Path("p.json").exists()
+
+
+def test_flags_given_as_text_on_the_command_line_count():
+    """`--config 'publish={dry_run: true}'` hands Snakemake's nested values over as text."""
+    cfg = published_config(dry_run="true", private="false")
+    settings = publish_settings(cfg)
+    assert settings["dry_run"] is True and settings["private"] is False
+    assert publish_settings(published_config())["private"] is True

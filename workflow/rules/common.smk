@@ -95,7 +95,10 @@ if DATA_SOURCE == "generated":  # a task without synthetic data stops the run be
 # Aggregation, tables and report read the config as Python values (snakemake.config in their
 # scripts); its hash is their param, so they re-run when any study definition changes.
 # `tracking` is left out: it only tells the fine-tuning jobs where to report (docs/tracking.md).
-CONFIG_HASH = config_hash({key: value for key, value in config.items() if key != "tracking"})
+# `publish` neither: it only says where the exported models are uploaded (docs/models.md).
+CONFIG_HASH = config_hash(
+    {key: value for key, value in config.items() if key not in ("tracking", "publish")}
+)
 PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
 
 

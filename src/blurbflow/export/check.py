@@ -94,13 +94,17 @@ def publish_settings(config: dict) -> dict | None:
     section = config.get("publish")
     if not section:
         return None
-    return {
+    settings = {
         "name": DEFAULT_NAME,
         "private": True,
         "dry_run": False,
         "studies": exporting_studies(config),
         **section,
     }
+    # Snakemake's `--config 'publish={dry_run: true}'` hands nested values over as text
+    for flag in ("private", "dry_run"):
+        settings[flag] = settings[flag] in (True, "true")
+    return settings
 
 
 def repo_id(settings: dict, **fields) -> str:

@@ -75,6 +75,20 @@ def _hub_api():
     return HfApi()
 
 
+def _upload(api, upload: dict):
+    url = api.create_repo(
+        upload["repo_id"], private=upload["private"], repo_type="model", exist_ok=True
+    )
+    commit = api.upload_folder(
+        repo_id=upload["repo_id"],
+        folder_path=upload["folder"],
+        repo_type="model",
+        commit_message=upload["commit_message"],
+        allow_patterns=upload["files"],
+    )
+    return url, commit
+
+
 def publish_study(
     config: dict,
     study: str,
@@ -97,16 +111,14 @@ def publish_study(
     else:
         api = _hub_api() if api is None else api
         for upload in uploads:
-            url = api.create_repo(
-                upload["repo_id"], private=upload["private"], repo_type="model", exist_ok=True
-            )
-            commit = api.upload_folder(
-                repo_id=upload["repo_id"],
-                folder_path=upload["folder"],
-                repo_type="model",
-                commit_message=upload["commit_message"],
-                allow_patterns=upload["files"],
-            )
+            try:
+                url, commit = _upload(api, upload)
+            except Exception as error:  # the hub's or the network's: name the repository
+                uploaded = ", ".join(u["repo_id"] for u in done) or "none"
+                raise PublishError(
+                    f"{upload['repo_id']}: the upload failed ({type(error).__name__}: {error}); "
+                    f"uploaded before it: {uploaded}; run publish_models again"
+                ) from error
             done.append(
                 {**upload, "url": str(url), "commit": str(getattr(commit, "oid", commit) or "")}
             )
