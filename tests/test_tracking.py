@@ -1,8 +1,8 @@
 """Experiment tracking (docs/tracking.md): the config's `tracking` key, the tracker's guard
-around its backends, and whole cells on a tiny model tracked to an MLflow file store and
-TensorBoard: one run per cell, a metric per evaluation, a resumed cell continuing its run, a
-tracker that fails leaving the cell as it would be untracked, and a cell without tracking
-importing no tracking library. The workflow against a real `mlflow server`:
+around its backends, and whole cells on a tiny model tracked to an MLflow file store,
+TensorBoard and W&B offline: one run per cell, a metric per evaluation, a resumed cell
+continuing its runs, a tracker that fails leaving the cell as it would be untracked, and a cell
+without tracking importing no tracking library. The workflow against a real `mlflow server`:
 test_tracking_e2e.py."""
 
 from __future__ import annotations
@@ -218,11 +218,12 @@ def comparable(result: dict) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_a_resumed_cell_continues_its_mlflow_run_and_tensorboard_folder(gad, monkeypatch):
+def test_a_resumed_cell_continues_its_tracked_runs(gad, monkeypatch):
     from mlflow.tracking import MlflowClient
 
     store = gad / "mlruns"
-    tracked = Tracking({"mlflow": {"tracking_uri": str(store)}, "tensorboard": {}}, ("s",), gad)
+    backends = {"mlflow": {"tracking_uri": str(store)}, "tensorboard": {}, "wandb": {}}
+    tracked = Tracking(backends, ("s",), gad)
     calls, real_split = {"n": 0}, batching.micro_batches
 
     def split_then_sigterm(*args, **kwargs):
@@ -235,13 +236,16 @@ def test_a_resumed_cell_continues_its_mlflow_run_and_tensorboard_folder(gad, mon
     with pytest.raises(checkpoint.Preempted):
         run(gad, "resumed", tracked)
     cell = gad / "cells/resumed"
-    run_id = json.loads((cell / tracking.RUN_IDS).read_text())["mlflow"]
+    ids = json.loads((cell / tracking.RUN_IDS).read_text())
+    run_id = ids["mlflow"]
     client = MlflowClient(store.resolve().as_uri())
     assert client.get_run(run_id).info.status == "KILLED"
     monkeypatch.setattr(batching, "micro_batches", real_split)
 
     result = run(gad, "resumed", tracked)
-    assert json.loads((cell / tracking.RUN_IDS).read_text())["mlflow"] == run_id
+    assert json.loads((cell / tracking.RUN_IDS).read_text()) == ids  # the same runs
+    # W&B offline: one folder per process, both of the same run (`wandb sync` joins them)
+    assert len(list((cell / "wandb").glob(f"offline-run-*-{ids['wandb']}"))) == 2
     (only,) = client.search_runs([client.get_experiment_by_name("blurbflow").experiment_id])
     assert only.info.run_id == run_id and only.info.status == "FINISHED"
     assert only.info.run_name == "tiny/gad/r/h/seed3" and only.data.tags["studies"] == "s"

@@ -158,6 +158,7 @@ class WandB:
     def __init__(self, settings: dict, start: Start):
         os.environ["WANDB_MODE"] = "offline"
         os.environ.setdefault("WANDB_SILENT", "true")
+        os.environ.setdefault("WANDB_ERROR_REPORTING", "false")  # no crash reports sent either
         import wandb
 
         folder = Path(start.root, settings["dir"]) if settings.get("dir") else start.cell_dir
@@ -177,7 +178,13 @@ class WandB:
             tags=tags,
             config={**start.params, "cell": start.name},
             reinit="finish_previous",
-            settings=wandb.Settings(console="off", save_code=False, disable_git=True),
+            # no console capture (the job's log has it), no system metrics sampling
+            settings=wandb.Settings(
+                console="off",
+                save_code=False,
+                disable_git=True,
+                x_disable_stats=True,
+            ),
         )
         self.run_id = self.run.id
 
