@@ -182,7 +182,12 @@ def test_the_command_line_prints_the_digest_to_pin_and_then_unpacks(served, tmp_
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and f"sha256: {sha}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
-    run = subprocess.run([*command, "--sha256", sha], capture_output=True, text=True, timeout=120)
+    wrong = [*command, "--sha256", sha, "--out", str(tmp_path / "elsewhere.json")]
+    run = subprocess.run(wrong, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "is not its marker" in run.stderr, run.stderr
+    marker = archive_marker(tmp_path / "cache", url, sha)
+    pinned = [*command, "--sha256", sha, "--out", str(marker)]
+    run = subprocess.run(pinned, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["files"] == sorted(MODEL_FILES)
     assert server.requests == ["/biolm/Tiny-PM-hf.tar.gz"]

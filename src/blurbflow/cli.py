@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sha256", help="the pin; without it the digest is printed, nothing unpacked")
     p.add_argument("--subfolder", help="the model folder inside the archive")
     p.add_argument("--cache-dir", required=True, help="the config's hf_cache")
+    p.add_argument("--out", help="the marker expected (checked; the marker is written anyway)")
     p.set_defaults(func=model_urls.prefetch_url)
 
     p = sub.add_parser("prefetch-check", help="re-download what prefetched models lost")

@@ -198,11 +198,20 @@ def repair_archive(marker: Path) -> str:
 
 
 def prefetch_url(
-    model: str, url: str, cache_dir: str, sha256: str | None = None, subfolder: str | None = None
+    model: str,
+    url: str,
+    cache_dir: str,
+    sha256: str | None = None,
+    subfolder: str | None = None,
+    out: str | None = None,
 ) -> None:
-    """The `prefetch_url` rule's step (and `blurbflow prefetch-url`)."""
-    summary = prefetch_archive(model, url, sha256 or None, Path(cache_dir), subfolder or None)
-    print(json.dumps(summary, indent=2))
+    """The `prefetch_url` rule's step (and `blurbflow prefetch-url`); `out`: the marker the
+    rule expects, which must be the one the archive's prefetch writes."""
+    sha256, subfolder = sha256 or None, subfolder or None
+    marker = archive_marker(cache_dir, url, sha256, subfolder)
+    if out is not None and Path(out).resolve() != marker.resolve():
+        raise ArchiveError(f"model {model!r}: the rule's output {out} is not its marker {marker}")
+    print(json.dumps(prefetch_archive(model, url, sha256, Path(cache_dir), subfolder), indent=2))
 
 
 def check_markers(markers: list[str]) -> None:

@@ -10,4 +10,5 @@ run_rule(
     sha256=snakemake.params.sha256,
     subfolder=snakemake.params.subfolder,
     cache_dir=snakemake.params.cache,
+    out=snakemake.output[0],
 )
