@@ -251,6 +251,14 @@ def test_snakemake_prefetch_then_all_trains_a_cell_from_the_url_model(served, tm
         run = run_snakemake(workdir, "all", tripwire.url, tmp_path)
         assert run.returncode == 0, output(run)[-5000:]
         assert "rule prefetch_url:" not in output(run)  # the marker said it was done
+        run = run_snakemake(workdir, "prefetch", tripwire.url, tmp_path)  # checks every marker
+        assert run.returncode == 0, output(run)[-5000:]
+        assert (
+            f"url--{sha}.json: complete"
+            in (workdir / "results/logs/prefetch/check.log").read_text()
+        )
+        # one download per cache (the unpinned study's and this one's), none by the re-runs
+        assert server.requests == ["/biolm/Tiny-PM-hf.tar.gz"] * 2
     finally:
         tripwire.stop()
     assert tripwire.requests == []
