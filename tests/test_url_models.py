@@ -294,3 +294,17 @@ def test_the_schema_refuses_bad_url_entries(entry, message):
     jsonschema.validate({"m": {"url": "https://x.org/m.tgz", "sha256": "a" * 64}}, models)
     with pytest.raises(jsonschema.ValidationError, match=message):
         jsonschema.validate({"m": entry}, models)
+
+
+def test_a_url_without_its_pin_key_is_named_with_what_an_entry_takes():
+    import yaml
+
+    from blurbflow.errors import ConfigError
+    from blurbflow.schema import check_values
+
+    from workflow_helpers import REPO
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    config = {"models": {"x": {"url": "https://x.org/m.tgz"}}}
+    with pytest.raises(ConfigError, match=r"models\.x: .*url with sha256 \(sha256: null until"):
+        check_values(config, schema)
