@@ -305,6 +305,7 @@ def test_a_url_without_its_pin_key_is_named_with_what_an_entry_takes():
     from workflow_helpers import REPO
 
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
-    config = {"models": {"x": {"url": "https://x.org/m.tgz"}}}
+    config = yaml.safe_load((REPO / "config/demo.yaml").read_text())
+    config["models"]["x"] = {"url": "https://x.org/m.tgz"}
     with pytest.raises(ConfigError, match=r"models\.x: .*url with sha256 \(sha256: null until"):
         check_values(config, schema)
