@@ -392,6 +392,47 @@ def test_biolm_table2_is_the_papers_protocol():
     assert {o.recipe for o in linnaeus} == {"biolm-tagging"}
 
 
+BIOLM_RELEASES = {  # the bio-lm repository's README: the Hugging Face tarball of each model
+    "biolm-base-pm": "RoBERTa-base-PM",
+    "biolm-base-pm-voc": "RoBERTa-base-PM-Voc",
+    "biolm-base-pm-m3": "RoBERTa-base-PM-M3",
+    "biolm-base-pm-m3-voc": "RoBERTa-base-PM-M3-Voc",
+    "biolm-base-pm-m3-voc-longer": "RoBERTa-base-PM-M3-Voc-train-longer",
+    "biolm-base-distill": "RoBERTa-base-PM-M3-Voc-distill",
+    "biolm-base-distill-align": "RoBERTa-base-PM-M3-Voc-distill-align",
+    "biolm-large-pm-m3": "RoBERTa-large-PM-M3",
+    "biolm-large-pm-m3-voc": "RoBERTa-large-PM-M3-Voc",
+}
+
+
+def test_biolm_own_models_are_the_released_tarballs_in_the_papers_rows():
+    for model, release in BIOLM_RELEASES.items():
+        entry = CONFIG["models"][model]
+        assert entry["url"] == f"https://dl.fbaipublicfiles.com/biolm/{release}-hf.tar.gz"
+        assert entry["sha256"] is None  # no digest is published: prefetch prints the one to pin
+        assert entry["size"] == release.split("-")[1] and entry["add_prefix_space"] is True
+    studies = CONFIG["studies"]
+    assert studies["biolm-table3"]["models"] == [  # Table 3's rows (1)-(8)
+        "roberta", "biolm-base-pm", "biolm-base-pm-voc", "biolm-base-pm-m3",
+        "biolm-base-pm-m3-voc", "roberta-large", "biolm-large-pm-m3", "biolm-large-pm-m3-voc",
+    ]  # fmt: skip
+    assert studies["biolm-table6"]["models"] == [
+        "biolm-base-pm-m3-voc", "biolm-base-pm-m3-voc-longer", "biolm-large-pm-m3-voc",
+        "biolm-base-distill", "biolm-base-distill-align",
+    ]  # fmt: skip
+    used = {m for name in ("biolm-table2", "biolm-table3", "biolm-table6", "biolm-table7")
+            for m in studies[name]["models"]}  # fmt: skip
+    assert set(BIOLM_RELEASES) <= used
+    # the same protocol and cells as Table 2: each model's cells of the four studies coincide
+    table2 = {k: c for k, c in expand_cells(CONFIG, ["biolm-table2"]).items()}
+    for name in ("biolm-table3", "biolm-table6", "biolm-table7"):
+        keys = ("recipes", "recipe_scope", "choose", "cross_validation", "seeds", "statistic")
+        assert all(studies[name][k] == studies["biolm-table2"][k] for k in keys), name
+        for key, cell in expand_cells(CONFIG, [name]).items():
+            if cell.model in studies["biolm-table2"]["models"]:
+                assert table2[key].options == cell.options, key
+
+
 def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
     jobs = _job_options("biom-table2")
 
