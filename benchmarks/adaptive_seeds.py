@@ -12,7 +12,8 @@ conclusions different / equivalent / undecided), how often each finds the true d
 sign), and the seed-runs used against the fixed design's 2·max.
 
     .venv/bin/python benchmarks/adaptive_seeds.py [--n 2000] [--seed 0]
-        [--start 3 --step 2 --max 10 --delta 1.0 --alpha 0.05 --futility 0.1]
+        [--start 3 --step 2 --max 10 --delta 1.0 --alpha 0.05 --futility 0.12]
+        [--futility-first 0.27] [--spending hwang-shih-decani] [--spend-until 0.8]
         [--cells results/cells.parquet]   # the demo's spreads from a run of your own
     .venv/bin/python benchmarks/adaptive_seeds.py --smoke   # 40 comparisons a row: seconds
 
@@ -133,18 +134,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max", type=int, default=10)
     parser.add_argument("--delta", type=float, default=1.0)
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--futility", type=float, default=0.1)
+    defaults = SeedPlan(3, 2, 10, 1.0)  # the rule's defaults: what a study without them runs
+    parser.add_argument("--futility", type=float, default=defaults.futility)
+    parser.add_argument("--futility-first", type=float, default=None, help="default 2.25x futility")
+    parser.add_argument("--spending", default=defaults.spending)
+    parser.add_argument("--spend-until", type=float, default=defaults.spend_until)
     parser.add_argument(
         "--cells", help="a demo run's cells.parquet: its spreads, not the ones here"
     )
     parser.add_argument("--smoke", action="store_true", help="40 comparisons a row: seconds")
     args = parser.parse_args(argv)
     n = 40 if args.smoke else args.n
-    plan = SeedPlan(args.start, args.step, args.max, args.delta, args.alpha, futility=args.futility)
+    plan = SeedPlan(
+        args.start,
+        args.step,
+        args.max,
+        args.delta,
+        args.alpha,
+        futility=args.futility,
+        spending=args.spending,
+        spend_until=args.spend_until,
+        futility_first=args.futility_first,
+    )
     scenarios = PAPERS + (demo_scenarios(args.cells) if args.cells else DEMO)
     print(
         f"plan: seeds {plan.seeds}, delta {plan.delta}, alpha {plan.alpha}, futility "
-        f"{plan.futility}, {plan.spending} spending until {plan.spend_until}; "
+        f"{plan.futility} (first look {plan.futility_at(1):.2f}), {plan.spending} spending "
+        f"until {plan.spend_until}; "
         f"{n} comparisons a row; fixed design: {plan.max} seeds a cell, Welch at alpha"
     )
     header = (

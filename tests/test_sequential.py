@@ -40,15 +40,28 @@ def test_one_look_is_the_fixed_test_and_spending_reaches_alpha():
         boundaries([0.5, 0.5, 1.0], 0.05)
 
 
-def test_boundaries_keep_alpha_over_all_looks_by_simulation():
+@pytest.mark.parametrize("kind", ["obrien-fleming", "hwang-shih-decani"])
+def test_boundaries_keep_alpha_over_all_looks_by_simulation(kind):
     # Brownian motion in information time, 200,000 paths with a fixed seed
     fractions = np.array(PLAN.fractions)
-    critical = boundaries(fractions, 0.05, until=0.8)
+    critical = boundaries(fractions, 0.05, kind, until=0.8)
     rng = np.random.default_rng(0)
     steps = rng.normal(size=(200_000, len(fractions))) * np.sqrt(np.diff([0, *fractions]))
     z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
     crossed = (np.abs(z) >= critical).any(axis=1).mean()
     assert crossed == pytest.approx(0.05, abs=0.002)
+
+
+def test_hwang_shih_decani_spends_almost_nothing_before_the_last_look():
+    # gamma -10: alpha (1 - e^(10 t)) / (1 - e^10)
+    assert spent(0.5, 0.05, "hwang-shih-decani") == pytest.approx(
+        0.05 * math.expm1(5) / math.expm1(10)
+    )
+    assert spent(1.0, 0.05, "hwang-shih-decani") == pytest.approx(0.05)
+    assert spent(0.3, 0.05, "hwang-shih-decani") < spent(0.3, 0.05, "obrien-fleming")
+    levels = nominal_levels(boundaries(PLAN.fractions, 0.05, "hwang-shih-decani", until=0.8))
+    assert levels[-1] == pytest.approx(0.0497, abs=2e-4)  # the fixed test's 0.05, nearly
+    assert PLAN.spending == "hwang-shih-decani"
 
 
 def test_spending_stops_at_until_and_the_final_look_gets_the_rest():
@@ -126,6 +139,38 @@ def test_futility_stops_undecided_when_max_seeds_cannot_decide():
     assert decision.p_equivalent_at_max < PLAN.futility
     never = SeedPlan(3, 2, 10, 1.0, futility=0.0)
     assert decide(a, b, 2, never).outcome is Outcome.CONTINUE
+
+
+def test_the_first_look_has_its_own_futility_threshold_and_zero_turns_futility_off():
+    assert PLAN.futility == 0.12 and PLAN.futility_at(1) == pytest.approx(0.27)
+    assert PLAN.futility_at(2) == 0.12
+    assert SeedPlan(3, 2, 10, 1.0, futility=0.0).futility_at(1) == 0.0
+    assert SeedPlan(3, 2, 10, 1.0, futility_first=0.05).futility_at(1) == 0.05
+    with pytest.raises(ConfigError, match=r"seeds\.adaptive\.futility_first: 1"):
+        SeedPlan.from_config({"start": 3, "step": 2, "max": 10, "delta": 1, "futility_first": 1})
+    # three seeds a cell, means 0.1 apart with a spread of 2: ten could hardly show a difference
+    a, b = [90.0, 92.0, 88.1], [88.0, 92.0, 90.0]
+    first = decide(a, b, 1, PLAN)
+    assert first.outcome is Outcome.UNDECIDED
+    assert 0.12 < first.p_different_at_max < 0.27  # below the first look's threshold only
+    assert decide(a, b, 1, SeedPlan(3, 2, 10, 1.0, futility_first=0.12)).outcome is Outcome.CONTINUE
+
+
+def test_the_predictive_probability_is_students_t_with_the_looks_welch_df():
+    from scipy.stats import t as student
+
+    a, b = [91.0, 93.0, 92.0], [90.5, 92.0, 91.0]
+    decision = decide(a, b, 1, PLAN)
+    va, vb, n, big = np.var(a, ddof=1), np.var(b, ddof=1), 3, PLAN.max
+    df = (va / n + vb / n) ** 2 / ((va / n) ** 2 / (n - 1) + (vb / n) ** 2 / (n - 1))
+    scale = math.sqrt((va + vb) * (big - n) / (big * n))
+    final = boundaries(PLAN.fractions, 0.05, PLAN.spending, PLAN.spend_until)[-1]
+    df_final = (va + vb) ** 2 / ((va**2 + vb**2) / (big - 1))
+    level = 2 * (1 - student.cdf(final, np.inf))
+    h = student.ppf(1 - level / 2, df_final) * math.sqrt((va + vb) / big)
+    d = decision.difference
+    expected = student.cdf((d - h) / scale, df) + student.cdf((-h - d) / scale, df)
+    assert decision.p_different_at_max == pytest.approx(expected, rel=1e-6)
 
 
 def test_failed_seeds_count_at_chance():

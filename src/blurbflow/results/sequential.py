@@ -3,16 +3,18 @@ two cells whether their mean test scores differ, are equivalent within ±delta, 
 seeds, with error rates that hold over all the looks a study takes.
 
 The procedure is a group-sequential Welch test. Look k (per-arm seeds n_k = start, start + step,
-…, max) uses the two-sided Lan–DeMets boundary c_k of an O'Brien–Fleming-type spending function
-(blurbflow.results.spending) at information fraction n_k/max, applied to the Welch t-statistic
-through its nominal level: different when the Welch p-value is at most 2(1 − Φ(c_k)) (Jennison &
-Turnbull 2000, section 3.8). The same boundaries give repeated confidence intervals (Jennison &
-Turnbull, chapter 9), which cover the true difference at every look at once: equivalent when the
-(1 − 2α) one lies inside (−delta, delta), the sequential two one-sided tests. A look that can
-still reach neither conclusion by `max` seeds — the predictive probability of each at the final
-look below `futility` — stops undecided: a stop without a claim, so it cannot raise the error
-rates above α. A failed seed (dev at or below chance, or diverged: give `chance`) is a score
-like any other: its spread is part of what the recipe does.
+…, max) uses the two-sided Lan–DeMets boundary c_k of a Hwang–Shih–DeCani spending function
+(γ = −10; blurbflow.results.spending) at information fraction n_k/max. It spends almost nothing
+before the last look, so the last look is nearly the fixed test. The boundary applies to the Welch
+t-statistic through its nominal level: different when the Welch p-value is at most 2(1 − Φ(c_k))
+(Jennison & Turnbull 2000, section 3.8). The same boundaries give repeated confidence intervals
+(Jennison & Turnbull, chapter 9), which cover the true difference at every look at once:
+equivalent when the (1 − 2α) one lies inside (−delta, delta), the sequential two one-sided tests.
+A look that can still reach neither conclusion by `max` seeds — the predictive probability of
+each at the final look (Student t: the variances are estimates) below `futility`, or
+`futility_first` at the first look — stops undecided: a stop without a claim, so it cannot raise
+the error rates above α. A failed seed (dev at or below chance, or diverged: give `chance`) is a
+score like any other: its spread is part of what the recipe does.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ import numpy as np
 from blurbflow.errors import ConfigError
 from blurbflow.results.spending import SPENDING, boundaries
 
+# The first look's futility threshold over the later looks' when not given: 0.27 at the default
+# 0.12, chosen with benchmarks/adaptive_seeds.py (docs/seeds.md "Futility").
+FIRST_LOOK_FUTILITY = 2.25
+
 
 class Outcome(StrEnum):
     CONTINUE = "continue"  # run `step` more seeds of both cells
@@ -37,18 +43,22 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class SeedPlan:
-    """`seeds: {adaptive: {start, step, max, delta}}` of a study (alpha, futility, spending
-    optional): every cell runs `start` seeds, then `step` more per round while undecided, up to
-    `max`; delta is the equivalence margin in metric points."""
+    """`seeds: {adaptive: {start, step, max, delta}}` of a study (alpha, futility,
+    futility_first, spending, spend_until optional): every cell runs `start` seeds, then `step`
+    more per round while undecided, up to `max`; delta is the equivalence margin in metric
+    points. futility_first (default 2.25 × futility) is the first look's futility threshold:
+    there the predictive probability of "different" cannot fall much below 0.25, so the later
+    looks' threshold would never stop; futility 0 turns futility off at every look."""
 
     start: int
     step: int
     max: int
     delta: float
     alpha: float = 0.05
-    futility: float = 0.1
-    spending: str = "obrien-fleming"
+    futility: float = 0.12
+    spending: str = "hwang-shih-decani"
     spend_until: float = 0.8
+    futility_first: float | None = None
 
     def __post_init__(self):
         where = "seeds.adaptive"
@@ -70,6 +80,9 @@ class SeedPlan:
             raise ConfigError(f"{where}.alpha: {self.alpha}; must lie in (0, 0.5)")
         if not 0 <= self.futility < 1:
             raise ConfigError(f"{where}.futility: {self.futility}; must lie in [0, 1)")
+        first = self.futility_first
+        if first is not None and not (isinstance(first, int | float) and 0 <= first < 1):
+            raise ConfigError(f"{where}.futility_first: {first!r}; must lie in [0, 1)")
         if not 0 < self.spend_until <= 1:
             raise ConfigError(f"{where}.spend_until: {self.spend_until}; must lie in (0, 1]")
         if self.spending not in SPENDING:
@@ -78,6 +91,7 @@ class SeedPlan:
     @classmethod
     def from_config(cls, spec: dict) -> SeedPlan:
         known = {"start", "step", "max", "delta", "alpha", "futility", "spending", "spend_until"}
+        known.add("futility_first")
         unknown = sorted(set(spec) - known)
         if unknown:
             raise ConfigError(f"seeds.adaptive.{unknown[0]}: unknown key (known: {sorted(known)})")
@@ -99,6 +113,13 @@ class SeedPlan:
     @property
     def fractions(self) -> tuple[float, ...]:
         return tuple(n / self.max for n in self.seeds)
+
+    def futility_at(self, look: int) -> float:
+        """The futility threshold of look `look` (1-based)."""
+        if look > 1:
+            return self.futility
+        first = self.futility_first
+        return min(FIRST_LOOK_FUTILITY * self.futility, 0.99) if first is None else first
 
 
 @dataclass(frozen=True)
@@ -210,17 +231,23 @@ def decide(
         return Decision(Outcome.EQUIVALENT, **common)
     if final:
         return Decision(Outcome.UNDECIDED, **common)
-    p_diff, p_eq = _predictive(d, va, na, vb, nb, plan, fractions)
-    stop = p_diff < plan.futility and p_eq < plan.futility
+    p_diff, p_eq = _predictive(d, va, na, vb, nb, df, plan, fractions)
+    threshold = plan.futility_at(look)
+    stop = p_diff < threshold and p_eq < threshold
     outcome = Outcome.UNDECIDED if stop else Outcome.CONTINUE
     return Decision(outcome, **common, p_different_at_max=p_diff, p_equivalent_at_max=p_eq)
 
 
-def _predictive(d, va, na, vb, nb, plan: SeedPlan, fractions) -> tuple[float, float]:
-    """P(different at max), P(equivalent at max): the final difference given the seeds so far,
-    a flat prior on the true one and the observed variances, is normal around d with variance
-    Σ v(N − n)/(N n) (Spiegelhalter, Freedman & Blackburn 1986's predictive power)."""
-    from scipy.special import ndtr
+def _predictive(d, va, na, vb, nb, df, plan: SeedPlan, fractions) -> tuple[float, float]:
+    """P(different at max), P(equivalent at max): the final difference given the seeds so far
+    and a flat prior on the true one is centred on d with scale √(Σ v(N − n)/(N n))
+    (Spiegelhalter, Freedman & Blackburn 1986's predictive power), Student t with the look's
+    Welch degrees of freedom: the variances are estimates from few seeds (with a known variance
+    it would be normal; Gelman et al. 2013, section 3.2, for one sample)."""
+    from scipy.special import ndtr, stdtr
+
+    def cdf(x: float) -> float:  # the look's t; normal when df is infinite (no spread)
+        return float(ndtr(x)) if math.isinf(df) else float(stdtr(df, x))
 
     big_n = plan.max
     spread = math.sqrt(va * (big_n - na) / (big_n * na) + vb * (big_n - nb) / (big_n * nb))
@@ -234,8 +261,8 @@ def _predictive(d, va, na, vb, nb, plan: SeedPlan, fractions) -> tuple[float, fl
     e = plan.delta - _t_quantile(2 * float(ndtr(-c_eq)), df_final) * se_final
     if spread == 0:
         return float(abs(d) > h), float(abs(d) < e)
-    p_diff = float(ndtr((d - h) / spread) + ndtr((-h - d) / spread))
-    p_eq = float(ndtr((e - d) / spread) - ndtr((-e - d) / spread)) if e > 0 else 0.0
+    p_diff = cdf((d - h) / spread) + cdf((-h - d) / spread)
+    p_eq = cdf((e - d) / spread) - cdf((-e - d) / spread) if e > 0 else 0.0
     return p_diff, p_eq
 
 

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-SPENDING = ("obrien-fleming", "pocock")
+SPENDING = ("obrien-fleming", "pocock", "hwang-shih-decani")
+HSD_GAMMA = -10.0  # Hwang-Shih-DeCani's gamma: below O'Brien-Fleming's spending early (≈ -4)
 GRID = 1601  # points over each look's continuation region: boundaries to ~1e-5
 
 
@@ -25,7 +26,7 @@ def spent(t: float, alpha: float, kind: str = "obrien-fleming") -> float:
     """α(t): the type I error spent by information fraction t, both sides together. O'Brien–
     Fleming type: each side spends 2 − 2Φ(z_{1−α/4}/√t) of its α/2 (Lan & DeMets 1983, as
     their programs and gsDesign's sfLDOF do for a symmetric two-sided test); Pocock type:
-    α·ln(1 + (e − 1)t)."""
+    α·ln(1 + (e − 1)t); Hwang, Shih & DeCani (1990): α(1 − e^{−γt})/(1 − e^{−γ}), γ = −10."""
     from scipy.stats import norm  # here: scipy.stats is slow to import (see results.stats)
 
     if kind not in SPENDING:
@@ -35,6 +36,8 @@ def spent(t: float, alpha: float, kind: str = "obrien-fleming") -> float:
     t = min(t, 1.0)
     if kind == "pocock":
         return alpha * math.log(1 + (math.e - 1) * t)
+    if kind == "hwang-shih-decani":
+        return alpha * math.expm1(-HSD_GAMMA * t) / math.expm1(-HSD_GAMMA)
     return float(4 * norm.sf(norm.isf(alpha / 4) / math.sqrt(t)))
 
 
