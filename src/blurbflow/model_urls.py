@@ -50,10 +50,11 @@ def _log(message: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {message}", file=sys.stderr, flush=True)
 
 
-def kept_download(cache_dir: Path, url: str) -> Path:
-    """Where the archive of `url` is downloaded to (and kept while it is not pinned)."""
+def kept_download(cache_dir: Path, url: str, subfolder: str | None = None) -> Path:
+    """Where the archive of `url` is downloaded to (and kept while it is not pinned); one per
+    subfolder, so that two entries unpacking one archive never share a download."""
     name = PurePosixPath(urlsplit(url).path).name or "archive"
-    return Path(cache_dir) / FOLDER / ".downloads" / f"{archive_name(url, None)}-{name}"
+    return Path(cache_dir) / FOLDER / ".downloads" / f"{archive_name(url, None, subfolder)}-{name}"
 
 
 def find_model_folder(root: Path, subfolder: str | None, name: str, url: str) -> Path:
@@ -151,7 +152,7 @@ def prefetch_archive(
             return done
         folder.parent.mkdir(parents=True, exist_ok=True)
         _remove_leftovers(folder)
-    kept = kept_download(cache_dir, url)
+    kept = kept_download(cache_dir, url, subfolder)
     if kept.is_file():
         _log(f"model {name!r}: using the archive downloaded before, {kept}")
     else:
