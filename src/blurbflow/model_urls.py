@@ -9,8 +9,9 @@ other.
 
 What is left behind: nothing on a digest mismatch (the download is deleted, nothing unpacked);
 for an entry without a pin, the downloaded archive alone (`{cache}/url-models/.downloads/`), so
-that pinning the digest it printed does not download it again; a finished prefetch removes it.
-A second prefetch of a complete folder downloads nothing."""
+that pinning the digest it printed does not download it again; a pinned prefetch removes it
+once unpacked (or found to hold no usable model). A second prefetch of a complete folder
+downloads nothing."""
 
 from __future__ import annotations
 
