@@ -1,11 +1,12 @@
 """Adaptive seeds in the workflow (issue 22; docs/seeds.md "In the workflow"): the rounds run by
-themselves under `snakemake all`, a comparison decided early leaves its cell at `start` seeds
-while an open one grows to `max`, a second run trains nothing, and a bad plan stops before any
-job, naming its key path."""
+themselves under `snakemake all`, a comparison decided early (an obvious difference, an obvious
+equivalence) leaves its cells at `start` seeds while an open one grows to `max`, a second run
+trains nothing, and a bad plan stops before any job, naming its key path."""
 
 from __future__ import annotations
 
 import copy
+import csv
 import json
 
 import pytest
@@ -22,21 +23,25 @@ from workflow_helpers import REPO, snakemake
 
 ARGS = ("--configfile", "config/tiny.yaml", "--cores", "2")
 PLAN = {"start": 2, "step": 1, "max": 3, "delta": 0.5, "futility": 0.0}
+EASY = "gad"  # the tiny model learns its cue phrases in 2 epochs: F1 ~95 on every seed
 
 
-def adaptive_config(**plan) -> dict:
+def adaptive_config(tasks=(TASK,), **plan) -> dict:
     """base (the baseline), broken and quick, the same training under three names. With
     FAULTS, every seed of base and broken diverges and counts at chance: broken against base
-    is decided at once (equal scores, no spread). quick learns, with a spread between seeds:
-    against base it cannot be decided on 2 seeds (1 degree of freedom), so it runs to max."""
+    is decided at once (equal scores, no spread). On biosses quick learns a little, with a
+    spread between seeds: against base it cannot be decided on 2 seeds (1 degree of freedom),
+    so it runs to max. On EASY quick is far above chance with (almost) no spread: different
+    from base at once."""
     config = tiny_config()
+    config["models"][MODEL]["corpus_tasks"] = list(tasks)
     recipe = {"lr": 1e-3, "epochs": 2}  # the injected NaN comes in epoch 2
     config["recipes"] = {"base": recipe, "broken": recipe, "quick": recipe}
     config["studies"] = {
         "s": {
             "title": "s",
             "models": [MODEL],
-            "tasks": [TASK],
+            "tasks": list(tasks),
             "recipes": ["base", "broken", "quick"],
             "baseline": "base",
             "seeds": {"adaptive": {**PLAN, **plan}},
@@ -95,8 +100,8 @@ def test_the_workflow_stops_on_a_bad_plan_before_any_job(tmp_path):
     assert not (workdir / "results").exists()
 
 
-def _job(recipe: str) -> str:
-    return f"results/cells/{MODEL}/{TASK}/{recipe}/lr0.001-bs16"
+def _job(recipe: str, task: str = TASK) -> str:
+    return f"results/cells/{MODEL}/{task}/{recipe}/lr0.001-bs16"
 
 
 def _files(workdir) -> dict:
@@ -106,35 +111,54 @@ def _files(workdir) -> dict:
 @pytest.mark.e2e
 def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
     workdir = tiny_project(tmp_path)
-    write_config(workdir, adaptive_config())
+    # 3 seeds to start: with 2, a difference has 1 degree of freedom, and the first look's
+    # nominal level (0.0018) asks for a t above 350 even where every seed is far above chance
+    write_config(workdir, adaptive_config(tasks=(TASK, EASY), start=3, max=4))
     first = snakemake(workdir, *ARGS, "all", env=FAULTS)
     assert first.returncode == 0, first.stderr[-3000:]
     rounds = sorted((workdir / "results/adaptive/s").glob("round*.json"))
     assert [p.name for p in rounds] == ["round1.json", "round2.json"]
     one, two = (json.loads(p.read_text()) for p in rounds)
     cell = {r: f"{MODEL}/{TASK}/{r}" for r in ("base", "broken", "quick")}
+    easy = {r: f"{MODEL}/{EASY}/{r}" for r in ("base", "broken", "quick")}
     outcomes = {c["id"]: c["outcome"] for c in one["comparisons"]}
     assert outcomes == {
         f"{cell['broken']} vs {cell['base']}": "equivalent",  # obvious: decided at `start`
         f"{cell['quick']} vs {cell['base']}": "continue",
+        f"{easy['broken']} vs {easy['base']}": "equivalent",
+        f"{easy['quick']} vs {easy['base']}": "different",  # obvious: decided at `start`
     }
+    obvious = {c["id"]: c for c in one["comparisons"]}[f"{easy['quick']} vs {easy['base']}"]
+    assert obvious["look"] == 1 and obvious["n_a"] == obvious["n_b"] == 3
+    assert obvious["difference"] > 20  # F1 points above chance
     assert not one["done"] and two["done"]
     final = {c["id"]: c for c in two["comparisons"]}[f"{cell['quick']} vs {cell['base']}"]
-    assert final["look"] == 2 and final["outcome"] != "continue" and final["n_a"] == 3
-    assert two["seeds"] == {cell["base"]: 3, cell["broken"]: 2, cell["quick"]: 3}
+    assert final["look"] == 2 and final["outcome"] != "continue" and final["n_a"] == 4
+    assert two["seeds"] == {
+        cell["base"]: 4,
+        cell["broken"]: 3,
+        cell["quick"]: 4,  # not obvious: more seeds
+        **dict.fromkeys(easy.values(), 3),  # obvious: `start` seeds
+    }
     seeds = {r: sorted(p.name for p in (workdir / _job(r)).glob("seed[0-9]*")) for r in cell}
     assert seeds == {
-        "base": ["seed1", "seed2", "seed3"],
-        "broken": ["seed1", "seed2"],  # fewer seeds where the comparison was obvious
-        "quick": ["seed1", "seed2", "seed3"],
+        "base": ["seed1", "seed2", "seed3", "seed4"],
+        "broken": ["seed1", "seed2", "seed3"],  # fewer seeds where the comparison was obvious
+        "quick": ["seed1", "seed2", "seed3", "seed4"],
     }
+    trained = {
+        r: sorted(p.name for p in (workdir / _job(r, EASY)).glob("seed[0-9]*")) for r in easy
+    }
+    assert trained == dict.fromkeys(easy, ["seed1", "seed2", "seed3"])
     manifest = json.loads((workdir / _job("quick") / "seeds.json").read_text())
-    assert sorted(manifest["seeds"]) == ["1", "2", "3"]
-    table = (workdir / "results/tables/s.comparisons.csv").read_text().splitlines()
-    quick = next(line for line in table if line.startswith("recipe,biosses,tiny-biobert,quick"))
-    assert ",3,3," in quick  # n and n_reference: every seed the rounds trained is counted
+    assert sorted(manifest["seeds"]) == ["1", "2", "3", "4"]
+    with (workdir / "results/tables/s.comparisons.csv").open() as table:
+        rows = {(r["task"], r["recipe"]): r for r in csv.DictReader(table) if r["kind"] == "recipe"}
+    # every seed the rounds trained is counted (base's diverged: runs, not n)
+    counts = {key: (r["n"], r["runs_reference"]) for key, r in rows.items() if key[1] == "quick"}
+    assert counts == {(TASK, "quick"): ("4", "4"), (EASY, "quick"): ("3", "3")}
     report = (workdir / "results/report.html").read_text()
-    assert f"Adaptive seeds: start 2, step 1, max 3, ±0.5 ({TASK})" in report
+    assert f"Adaptive seeds: start 3, step 1, max 4, ±0.5 ({TASK}, {EASY})" in report
 
     before = _files(workdir)
     second = snakemake(workdir, *ARGS, "all", env=FAULTS)
@@ -143,13 +167,13 @@ def test_rounds_run_until_decided_and_a_second_run_trains_nothing(tmp_path):
     assert _files(workdir) == before
 
     # a lost result: the stat check re-runs that job's rounds, which retrain only that seed
-    (workdir / _job("quick") / "seed3/result.json").unlink()
+    (workdir / _job("quick") / "seed4/result.json").unlink()
     third = snakemake(workdir, *ARGS, "all", env=FAULTS)
     assert third.returncode == 0, third.stderr[-3000:]
     logs = sorted((workdir / f"results/logs/cells/{MODEL}/{TASK}/quick").glob("*.n*.log"))
     trained = [line for p in logs for line in p.read_text().splitlines() if ": training" in line]
-    assert trained == ["seed 3: training (no result.json)"]
-    assert (workdir / _job("quick") / "seed3/result.json").exists()
+    assert trained == ["seed 4: training (no result.json)"]
+    assert (workdir / _job("quick") / "seed4/result.json").exists()
 
 
 def test_a_failed_runs_report_counts_the_seeds_the_latest_round_asks_for(tmp_path):
