@@ -30,7 +30,7 @@ from blurbflow.errors import ConfigError
 from blurbflow.results.spending import SPENDING, boundaries
 
 # The first look's futility threshold over the later looks' when not given: 0.27 at the default
-# 0.12, chosen with benchmarks/adaptive_seeds.py (docs/seeds.md "Futility").
+# 0.12, chosen with benchmarks/adaptive_seeds.py (docs/seeds.md, The procedure: Futility).
 FIRST_LOOK_FUTILITY = 2.25
 
 
@@ -48,7 +48,7 @@ class SeedPlan:
     more per round while undecided, up to `max`; delta is the equivalence margin in metric
     points. futility_first (default 2.25 × futility) is the first look's futility threshold:
     there the predictive probability of "different" cannot fall much below 0.25, so the later
-    looks' threshold would never stop; futility 0 turns futility off at every look."""
+    looks' threshold would never stop; futility 0 (futility_first unset) turns it off."""
 
     start: int
     step: int
