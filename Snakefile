@@ -41,6 +41,16 @@ rule all:
     default_target: True
 
 
+rule export_models:  # studies' best seeds as model folders (export.smk, docs/models.md)
+    input:
+        EXPORTED_MODELS,
+
+
+rule publish_models:  # those folders uploaded to the Hub (only with a `publish` section)
+    input:
+        PUBLISHED_MODELS,
+
+
 rule data:
     input:
         expand("resources/data/{task}/stats.json", task=STUDY_TASKS),

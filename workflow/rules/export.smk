@@ -3,7 +3,7 @@
 # recipe keeps its model, verified, with the entry's model card; `all` asks for it. With a
 # `publish` section, rule publish_study uploads those folders to the Hugging Face Hub where
 # snakemake runs (a local rule: it needs the internet and the user's token) and records the
-# uploads in results/published/{study}.json; `publish_models` is the target, and `all` includes
+# uploads in results/published/{study}.json; `publish_models` (Snakefile) is the target, `all` includes
 # it only when `publish` is configured.
 from blurbflow.export.check import check_export, exporting_studies, publish_settings
 
@@ -42,11 +42,6 @@ rule export_study:
         "../scripts/export_models.py"
 
 
-rule export_models:
-    input:
-        EXPORTED_MODELS,
-
-
 rule publish_study:
     input:
         models="results/models/{study}",
@@ -61,8 +56,3 @@ rule publish_study:
         BLURBFLOW_ENV
     script:
         "../scripts/publish_models.py"
-
-
-rule publish_models:
-    input:
-        PUBLISHED_MODELS,
