@@ -162,6 +162,7 @@ class WandB:
         import wandb
 
         folder = Path(start.root, settings["dir"]) if settings.get("dir") else start.cell_dir
+        folder = folder.resolve()  # absolute: W&B's service may run in another folder
         folder.mkdir(parents=True, exist_ok=True)
         tags = [f"{k}:{v}"[:64] for k, v in start.tags.items() if k not in ("cell", "studies")]
         studies = start.tags.get("studies")

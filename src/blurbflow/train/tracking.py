@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,6 +68,11 @@ def job_tracking(config: dict | None, options: CellOptions, root: Path | None = 
     settings = settings_of(config)
     if not settings:
         return None
+    if "wandb" in settings:
+        # a W&B service inherited from the process that started snakemake (a notebook, a test
+        # session) writes this job's files where that process runs and ends with it: the job
+        # starts its own
+        os.environ.pop("WANDB_SERVICE", None)
     return Tracking(settings, studies_of(config, options), Path(root or Path.cwd()))
 
 
