@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import statistics
 from collections import defaultdict
 
 import yaml
@@ -19,7 +18,7 @@ from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
 from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, token_work, work
-from blurbflow.plan.remaining import Scan, cached_tokens, scan, tokens_key
+from blurbflow.plan.remaining import Scan, cached_tokens, scaled, scan, tokens_key
 
 PROFILE = "slurm/profile.yaml"
 
@@ -79,10 +78,11 @@ def job_work(job: CellJob, found: Scan, root: str) -> float:
     evaluations = epochs * max(1, per_epoch // every) if every else epochs
     tokens = found.tokens.get(tokens_key(job.model, options.to_dict()))
     if tokens is None:
-        tokens = cached_tokens(job, root, instances)
+        rates = cached_tokens(job, root)
+        tokens = scaled(rates, instances) if rates else None
     if tokens is not None:
         return token_work(epochs, tokens[0], evaluations, tokens[1])
-    return work(epochs, instances, options.max_length) * _fill(found, job.task)
+    return work(epochs, instances, options.max_length) * found.fill(job.task)
 
 
 def _instances(job: CellJob, found: Scan, data_root: str) -> int:
@@ -93,14 +93,6 @@ def _instances(job: CellJob, found: Scan, data_root: str) -> int:
         if options.train_subsample:
             instances = min(instances, options.train_subsample)
     return instances
-
-
-def _fill(found: Scan, task: str) -> float:
-    """The median share of max_length the task's finished cells filled (any task's without its
-    own; 1 with none: padded, as the table counts)."""
-    mine = [s.fill for s in found.samples if s.fill is not None and s.task == task]
-    known = mine or [s.fill for s in found.samples if s.fill is not None]
-    return statistics.median(known) if known else 1.0
 
 
 def plan_config(config: dict, root: str = ".", profile: str | None = None) -> dict:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
+from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from blurbflow.config import CellJob, input_key
 from blurbflow.grid import with_selection
@@ -34,6 +37,22 @@ class Scan:
     instances: dict[tuple, int]  # (task, train_subsample, train_on) -> training instances seen
     # (model, task, max_length, train_subsample, train_on) -> tokens of an epoch, an evaluation
     tokens: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+
+    def fill(self, task: str) -> float:
+        """The median share of max_length the task's finished cells filled (any task's without
+        its own; 1 with none: padded, as the table counts)."""
+        return self._fills.get(task, self._fills.get(None, 1.0))
+
+    @cached_property
+    def _fills(self) -> dict[str | None, float]:
+        """Per task, and under None over all, the median fill of the samples that record it:
+        computed once, read for every job still to run."""
+        by_task: dict[str | None, list[float]] = defaultdict(list)
+        for sample in self.samples:
+            if sample.fill is not None:
+                by_task[sample.task].append(sample.fill)
+                by_task[None].append(sample.fill)
+        return {task: statistics.median(fills) for task, fills in by_task.items()}
 
 
 def tokens_key(model: str, options: dict) -> tuple:
@@ -64,10 +83,9 @@ def selected(options: CellOptions, root: str) -> CellOptions:
         return options  # an unreadable selection: the selection step writes it again
 
 
-def cached_tokens(job: CellJob, root: str, instances: int) -> tuple[int, int] | None:
-    """(tokens of an epoch, of an evaluation) from the job's tokenized cache (the meta.json of
-    blurbflow.train.encode), scaled to the instances it trains on (a subsample); None before
-    the cache is written."""
+def cached_tokens(job: CellJob, root: str) -> tuple[float, int] | None:
+    """(tokens per training instance, tokens of an evaluation) from the job's tokenized cache
+    (the meta.json of blurbflow.train.encode); None before the cache is written."""
     key = input_key(job.task, job.options.inputs)
     path = os.path.join(root, "resources", "tokenized", job.model, job.task, key, "meta.json")
     try:
@@ -77,7 +95,13 @@ def cached_tokens(job: CellJob, root: str, instances: int) -> tuple[int, int] | 
         evaluated = sum(int(splits[split]["tokens"]) for split in ("dev", "test"))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    return round(per_instance * instances), evaluated
+    return per_instance, evaluated
+
+
+def scaled(rates: tuple[float, int], instances: int) -> tuple[int, int]:
+    """(tokens of an epoch, of an evaluation) of cached_tokens' rates for the instances a cell
+    trains on (a subsample: fewer)."""
+    return round(rates[0] * instances), rates[1]
 
 
 def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Scan:
@@ -91,7 +115,7 @@ def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Sc
         manifest = manifests[path]
         recorded = {} if manifest in absent else (read_json(manifest) or {}).get("files") or {}
         expected = selected(job.options, root).to_dict()
-        todo = []
+        todo, cache = [], None
         for seed in job.seeds:
             folder = os.path.join(root, path, f"seed{seed}")
             result = read_json(os.path.join(folder, "result.json"))
@@ -100,7 +124,9 @@ def scan(jobs: dict[str, CellJob], sizes: dict[str, str], root: str = ".") -> Sc
                 continue
             cached = None  # a result written before result.json recorded its tokens
             if recorded_tokens(result) is None and isinstance(result.get("train_instances"), int):
-                cached = cached_tokens(job, root, result["train_instances"])
+                if cache is None:  # the job's tokenized cache, read once for its seeds
+                    cache = cached_tokens(job, root) or ()
+                cached = scaled(cache, result["train_instances"]) if cache else None
             sample = sample_of(result, path, job.model, job.task, sizes[job.model], cached)
             if sample is not None:
                 samples.append(sample)
