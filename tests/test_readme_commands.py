@@ -61,9 +61,10 @@ PLAN = {
     f"{SCORE} config/blurb-smoke.yaml --config model={MY_MODEL}": Plan("smoke"),
     # config.yaml's studies export no models; tests/test_export_e2e.py runs an export and a
     # dry-run publish on a tiny project, tests/test_export_models.py the upload against a fake hub
-    ".venv/bin/snakemake export_models": Plan("skip", "tests/test_export_e2e.py runs it"),
-    ".venv/bin/snakemake publish_models --config 'publish={dry_run: true}'": Plan(
-        "skip", "tests/test_export_e2e.py runs a dry-run publish"
+    ".venv/bin/snakemake export_models": Plan("dry", "tests/test_export_e2e.py runs it"),
+    ".venv/bin/snakemake publish_models --config"
+    " 'publish={repo_prefix: my-org/blurbflow-, dry_run: true}'": Plan(
+        "dry", "tests/test_export_e2e.py runs a dry-run publish"
     ),
     ".venv/bin/snakemake publish_models": Plan("skip", "uploads to the Hugging Face Hub"),
 }
