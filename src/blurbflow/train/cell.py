@@ -267,16 +267,24 @@ def train_cell(
     threads: int = 1,
     identity: dict | None = None,
     tracked: tracking.Tracking | None = None,
+    max_steps: int | None = None,
 ) -> Result:
     """Run one cell end to end (resuming from its checkpoint if one was written for the same
     options and identity); returns the result written to result_path. `identity`: the job's
     blurbflow.identity.cell_identity (computed here when None); `tracked`: the experiment
-    trackers the config turns on (blurbflow.train.tracking; None: none). Raises
-    checkpoint.Preempted after saving when SIGTERM arrives."""
+    trackers the config turns on (blurbflow.train.tracking; None: none). `max_steps` (debugging,
+    not an option: the result does not record it): stop after that many optimizer steps, then
+    evaluate and write the result as usual; such a run starts afresh, without the checkpoint, so
+    that exactly that many steps run. Raises checkpoint.Preempted after saving when SIGTERM
+    arrives."""
     start = datetime.now(UTC), time.monotonic()
     run = setup(options, encoded_dir, data_dir, Path(result_path).parent, threads, identity)
     o = run.opt
-    state = checkpoint.load(run.cell_dir, run.key, o.model, o.optimizer, o.scheduler, o.shuffler)
+    state = None
+    if max_steps is None:
+        state = checkpoint.load(
+            run.cell_dir, run.key, o.model, o.optimizer, o.scheduler, o.shuffler
+        )
     resumed = state is not None
     if state is None:
         state = checkpoint.LoopState()
@@ -285,7 +293,7 @@ def train_cell(
         tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch
     )
     with tracking.ending(run.tracker):
-        error = fit(run, state, resumed)
+        error = fit(run, state, resumed, max_steps)
         result = finish(run, state, error, start, result_path, data_dir)
         run.tracker.finish(result)
     return result

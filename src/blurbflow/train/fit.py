@@ -91,12 +91,14 @@ def stopped_early(options: CellOptions, records: list[dict]) -> bool:
     return len(records) - 1 - best >= int(patience)
 
 
-def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
+def fit(run: Run, state: LoopState, resumed: bool, max_steps: int | None = None) -> str | None:
     """Train from `state` to the last epoch, early stop or divergence (the error is returned).
+    `max_steps`: stop after that many optimizer steps, evaluated (a debugging run).
     Raises checkpoint.Preempted after saving when SIGTERM arrives."""
     options = run.options
     epochs, batch_size = options.epochs, int(options.batch_size)
     per_epoch = math.ceil(len(run.data.train["input_ids"]) / batch_size)
+    last = epochs * per_epoch if max_steps is None else min(epochs * per_epoch, int(max_steps))
     done = (state.epoch - 1) * per_epoch + state.step
     progress = Progress(run.name, epochs, per_epoch, done=done)
     steps = Steps(run.opt, options, progress, state)
@@ -111,14 +113,17 @@ def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
     with checkpoint.SigtermFlag() as sigterm:
         while state.epoch <= epochs and not stopped_early(options, state.records):
             started = time.monotonic()
-            if error := _train_epoch(run, state, steps, sigterm, resumed, per_epoch):
+            if error := _train_epoch(run, state, steps, sigterm, resumed, per_epoch, last):
                 return error
-            if stopped_early(options, state.records):
-                break  # stopped within the epoch (evaluating every N steps)
+            done = (state.epoch - 1) * per_epoch + state.step
+            if stopped_early(options, state.records) or (done == last and state.step < per_epoch):
+                break  # stopped within the epoch (evaluating every N steps, or max_steps)
             if not every:
                 record = _evaluate(run, state, started)
                 progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
                 state.losses = []
+            if done == last:
+                break  # max_steps at an epoch's end
             state.epoch, state.step, state.batches = state.epoch + 1, 0, None
             if state.epoch <= epochs and not stopped_early(options, state.records):
                 run.save(state)
@@ -126,13 +131,12 @@ def fit(run: Run, state: LoopState, resumed: bool) -> str | None:
 
 
 def _train_epoch(
-    run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool, per_epoch: int
+    run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool, per_epoch: int, last: int
 ) -> str | None:
     """The rest of the current epoch's batches (evaluating every `eval_every_steps` steps when
-    set); the divergence error, if any."""
+    set, and after step `last` within the epoch); the divergence error, if any."""
     run.opt.model.train()
     every, lengths = run.options.eval_every_steps, run.data.train["length"]
-    last = run.options.epochs * per_epoch
     started = time.monotonic()
     if state.batches is None:
         state.batches = batching.train_batches(
@@ -152,13 +156,14 @@ def _train_epoch(
         if error := steps.sync(state):
             return error
         step = (state.epoch - 1) * per_epoch + state.step
-        if every and (step % int(every) == 0 or step == last):
+        within = every or state.step < per_epoch  # else `fit` evaluates at the epoch's end
+        if (every and step % int(every) == 0) or (step == last and within):
             if error := steps.sync(state, force=True):
                 return error
             record = _evaluate(run, state, started, step)
             steps.progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
             state.losses, started = [], time.monotonic()
-            if stopped_early(run.options, state.records):
+            if stopped_early(run.options, state.records) or step == last:
                 return None
             if state.step < per_epoch:  # at an epoch end, `fit` saves
                 run.save(state)
