@@ -1,0 +1,361 @@
+"""docs/concepts.md defines every word a user meets: every status, every file and folder name
+under results/ (and the caches under resources/), every heading and column of the report, and
+the study and model keys; and it has the table of the hyperparameter-choice mechanisms.
+
+The word lists come from the code, not from a list kept here: statuses from the record schema,
+aggregation, the power labels and the adaptive outcomes; file and folder names from the path
+templates of the workflow and the library (the `blurbflow.paths` module once it exists) and the
+file-name literals of the modules that write results; report words from the report's
+templates; config keys from the schema. The e2e test walks a finished demo's results/ tree.
+
+A word counts as defined when it is an entry of the page: the bold words that start a list
+item (`- **word**: …`), or the first cell of a table row (several backticked names there are
+split at commas). `{…}` placeholders match any placeholder."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "concepts.md"
+PACKAGE = ROOT / "src" / "blurbflow"
+TEMPLATES = PACKAGE / "report" / "templates"
+
+# --- what the page defines ---------------------------------------------------------------------
+
+PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[\w ]+>")  # `{model}`, and `<model>` in help texts
+
+
+def normal(word: str) -> str:
+    """A word as compared: lower case, no backticks, any `{…}` as `{}`, no trailing `/` or `:`."""
+    word = PLACEHOLDER.sub("{}", word.replace("`", "").strip().lower())
+    return re.sub(r"\s+", " ", word).rstrip("/:").strip()
+
+
+def _row_terms(cell: str) -> list[str]:
+    pieces = [p.strip() for p in cell.split(", ")]
+    if len(pieces) > 1 and all(re.fullmatch(r"`[^`]+`", p) for p in pieces):
+        return pieces
+    return [cell.strip()]
+
+
+def defined_terms(text: str | None = None) -> set[str]:
+    text = DOC.read_text() if text is None else text
+    terms: set[str] = set()
+    for line in text.splitlines():
+        if re.match(r"\s*- \*\*", line):
+            head = line.split("**:", 1)[0] + "**"
+            terms.update(re.findall(r"\*\*(.+?)\*\*", head))
+        elif line.startswith("|") and not re.match(r"\|[-\s|]+\|$", line):
+            terms.update(_row_terms(line.strip("|").split("|")[0]))
+    found = set()
+    for term in terms:
+        word = normal(term)
+        found.add(word)
+        if "/" in word:  # a path: its parts are defined too (`logs/prepare/{}.log`)
+            found.update(part for part in word.split("/") if part)
+    return found
+
+
+def is_defined(word: str, terms: set[str]) -> bool:
+    word = normal(word)
+    if word in terms:
+        return True
+    if word.startswith("."):  # a suffix (`.comparisons.csv`): defined with its placeholder
+        return any(t.endswith(word) for t in terms) or word[1:] in terms
+    return False
+
+
+def undefined(words, terms: set[str] | None = None) -> list[str]:
+    terms = defined_terms() if terms is None else terms
+    return sorted({w for w in words if not is_defined(w, terms)})
+
+
+# --- word lists from the code ------------------------------------------------------------------
+
+
+def statuses() -> set[str]:
+    from blurbflow.record.schema import FINISHED, STATUSES
+    from blurbflow.results.aggregate import REJECTED
+    from blurbflow.results.power import LABELS
+    from blurbflow.results.sequential import Outcome
+
+    return {*STATUSES, *FINISHED, REJECTED.strip(": "), *LABELS, *(o.value for o in Outcome)}
+
+
+PATH_LITERAL = (
+    re.compile(r'"((?:results|resources)/[^"\n]*)"'),
+    re.compile(r"'((?:results|resources)/[^'\n]*)'"),
+)
+FILE_NAME = re.compile(r"^[\w.{}-]*\.(json|jsonl|parquet|lock|pt|csv|md|tex|html|log|txt)$")
+FILE_NAME_EXTS = re.compile(r"\.(safetensors|bin)$")
+# Raw datasets' own file names (what upstream ships, under resources/raw/): not ours to define.
+RAW_PACKAGES = ("data", "tasks", "qa", "metrics", "published")
+# Folder and marker names the code keeps as constants (module, attribute).
+NAME_CONSTANTS = (
+    ("blurbflow.record.earlier", "EARLIER"),
+    ("blurbflow.train.kept", "MODEL_DIR"),
+    ("blurbflow.models.archive", "FOLDER"),
+    ("blurbflow.grid", "SELECTED"),
+    ("blurbflow.cluster", "SHORT_GROUP"),
+    ("blurbflow.models.candidate", "CANDIDATE"),
+)
+
+
+def _sources() -> list[Path]:
+    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow").rglob("*.smk"))]
+    files += sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+    return files + sorted(PACKAGE.rglob("*.py"))
+
+
+def path_templates() -> set[str]:
+    """Every `results/…` and `resources/…` path the workflow and the library spell out."""
+    found = set()
+    for path in _sources():
+        text = path.read_text()
+        for pattern in PATH_LITERAL:
+            found.update(pattern.findall(text))
+    if importlib.util.find_spec("blurbflow.paths"):  # one module for every path template
+        paths = importlib.import_module("blurbflow.paths")
+        for value in vars(paths).values():
+            if isinstance(value, str) and value.startswith(("results/", "resources/")):
+                found.add(value)
+    return found
+
+
+def path_parts(templates) -> set[str]:
+    """The names a user sees in those paths: each part that is not only placeholders."""
+    parts = set()
+    for template in templates:
+        for part in re.sub(r"[\[\]]", "", PLACEHOLDER.sub("{}", template)).split("/"):
+            if part and not re.fullmatch(r"[{}.\-_+]*", part):
+                parts.add(part)
+    return parts
+
+
+def file_names() -> set[str]:
+    """File-name literals of the modules that write what a user sees (not raw datasets')."""
+    names = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] in RAW_PACKAGES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            value = node.value
+            if not (FILE_NAME.match(value) or FILE_NAME_EXTS.search(value)):
+                continue
+            if re.search(r"[/*\\]", value):  # a path (above) or a pattern, not a name
+                continue
+            if "." in value.lstrip(".").rstrip("."):  # a name, not a bare extension
+                names.add(value)
+    for module, attribute in NAME_CONSTANTS:
+        names.add(getattr(importlib.import_module(module), attribute))
+    return names
+
+
+def _template_text(text: str) -> str:
+    """The words of a bit of template: jinja expressions and tags out, placeholders dropped."""
+    text = re.sub(r"\{%.*?%\}", "", text)
+    text = re.sub(r"\{\{.*?\}\}", "{}", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"\s+", " ", text.replace("{}", "")).strip(" :")
+    text = re.sub(r"\(\s*", "(", re.sub(r"\s*\)", ")", text)).replace("()", "").strip()
+    return re.sub(r"^\((.*)\)$", r"\1", text)  # `(chance …)` beside a task: chance
+
+
+def report_words() -> set[str]:
+    """Headings, column heads, cards and Methods paragraphs of the report's templates."""
+    words = set()
+    for template in TEMPLATES.glob("*.j2"):
+        text = template.read_text()
+        pieces = re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", text, re.S)
+        pieces += re.findall(r"<th[^>]*>(.*?)</th>", text, re.S)
+        pieces += re.findall(r"<li><b>([^<]+?)\.</b>", text)
+        pieces += re.findall(r'<div class="card[^"]*"><b>.*?</b>(.*?)</div>', text)
+        words.update(w for w in map(_template_text, pieces) if w)
+    return words
+
+
+def _schema() -> dict:
+    return yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+
+def config_keys() -> set[str]:
+    """Top-level keys, a study's keys and a model entry's keys, as the schema has them."""
+    schema = _schema()["properties"]
+    study = schema["studies"]["additionalProperties"]["properties"]
+    model = schema["models"]["additionalProperties"]["properties"]
+    return {*schema, *study, *model}
+
+
+# --- unit tests: no run needed -----------------------------------------------------------------
+
+
+def test_every_status_and_outcome_is_defined():
+    assert undefined(statuses()) == []
+
+
+def test_every_name_in_a_path_template_is_defined():
+    parts = path_parts(path_templates())
+    assert {"results", "cells", "seeds.json"} <= parts  # the scan sees the workflow's paths
+    assert undefined(parts) == []
+
+
+def test_every_file_name_the_library_writes_is_defined():
+    names = file_names()
+    assert {"result.json", "job.lock", "blurbflow-files.json", "earlier"} <= names
+    assert undefined(names) == []
+
+
+def test_every_report_heading_and_column_is_defined():
+    words = report_words()
+    assert {"Overview", "Every seed", "p (Welch)"} <= words  # the parse sees the template
+    assert undefined(words) == []
+
+
+def test_every_study_and_model_key_is_named_on_the_page():
+    text = DOC.read_text()
+    named = set(re.findall(r"`([\w-]+)", text))
+    assert sorted(config_keys() - named) == []
+
+
+def test_the_check_catches_an_undefined_word():
+    terms = defined_terms("- **ok**: fine\n| `seeds.json`, `job.lock` | x |\n| a, b | y |\n")
+    assert terms == {"ok", "seeds.json", "job.lock", "a, b"}
+    assert undefined(["ok", "job.lock", "nonsense.json", ".lock"], terms) == ["nonsense.json"]
+
+
+# The mechanisms a hyperparameter can be chosen by, each a config key the table must name.
+MECHANISMS = {
+    "select": "options.py",
+    "best_grid_points": "results/aggregate.py",
+    "hparams_from": "results/handover.py",
+    "reference_models": "results/choices.py",
+    "choose": "results/choices.py",
+    "cross_validation": "results/folds.py",
+    "export_models": "export/choose.py",
+}
+HEADER = ["mechanism", "config key", "decided when", "writes", "module", "refused"]
+
+
+def selection_table() -> list[dict]:
+    rows, header = [], None
+    for line in DOC.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line else []
+        if cells == HEADER:
+            header = cells
+        elif header and line.startswith("|"):
+            if not re.fullmatch(r"[-\s|]+", line):
+                rows.append(dict(zip(header, cells, strict=True)))
+        elif header:
+            break
+    return rows
+
+
+def test_the_selection_table_names_every_mechanism_with_when_what_where_and_refusals():
+    rows = selection_table()
+    assert rows, f"no table with the header {' | '.join(HEADER)} in {DOC}"
+    for key, module in MECHANISMS.items():
+        row = next((r for r in rows if f"`{key}" in r["config key"] + r["mechanism"]), None)
+        assert row is not None, f"no row of the selection table for `{key}`"
+        assert module in row["module"], f"`{key}`: the module {module} is not named"
+        assert re.search(r"planned|run|tables|export", row["decided when"]), row
+        assert row["writes"] and row["refused"], row
+    for row in rows:
+        for module in re.findall(r"`([\w/]+\.py)`", row["module"]):
+            assert (PACKAGE / module).is_file(), f"{module}: no such module"
+    assert "best_grid_points" in vars(importlib.import_module("blurbflow.results.aggregate"))
+
+
+FILE_EXT = r"\.(json|jsonl|py|csv|md|tex|html|pt|log|txt|parquet|lock|safetensors|bin|yaml|j2|smk)$"
+
+
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ModuleNotFoundError, AttributeError):  # a name inside a module, not a module
+        return False
+
+
+def test_the_modules_functions_and_pages_the_page_points_to_exist():
+    text = DOC.read_text()
+    for page in re.findall(r"\]\(([\w-]+\.md)(?:#[\w-]+)?\)", text):
+        assert (DOC.parent / page).is_file(), f"link to {page}: no such page"
+    for module in set(re.findall(r"`((?:[\w]+/)*[\w]+\.(?:py|smk|yaml|j2))`", text)):
+        candidates = [PACKAGE / module, ROOT / module, ROOT / "workflow" / "rules" / module]
+        candidates.append(PACKAGE / "report" / "templates" / module)
+        assert any(c.exists() for c in candidates), f"`{module}`: no such file"
+    packages = {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or p.is_dir()}
+    for dotted in set(re.findall(r"`(?:blurbflow\.)?([a-z_]+(?:\.[A-Za-z_]+)+)`", text)):
+        first = dotted.split(".")[0]
+        if first not in packages or re.search(FILE_EXT, dotted):
+            continue
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = "blurbflow." + ".".join(parts[:cut])
+            if _module_exists(name):
+                target = importlib.import_module(name)
+                for attribute in parts[cut:]:
+                    assert hasattr(target, attribute), f"`{dotted}`: no {attribute} in {name}"
+                    target = getattr(target, attribute)
+                break
+        else:
+            raise AssertionError(f"`{dotted}`: no such module")
+
+
+# --- end to end: a finished demo's tree --------------------------------------------------------
+
+
+def tree_names(workdir: Path, config: dict) -> set[str]:
+    """The name of every file and folder of a finished run's results/ (and of resources/ but
+    raw downloads and the hub cache's insides), with the config's names (model, task, recipe,
+    study, hparams, input key, source) as placeholders."""
+    results, resources = workdir / "results", workdir / "resources"
+    known = {*config.get("models", {}), *config.get("recipes", {}), *config.get("studies", {})}
+    for study in config.get("studies", {}).values():
+        known.update(study.get("tasks", []))
+    for folder, depth in (
+        (results / "cells", 4),  # {model}/{task}/{recipe}/{hparams}
+        (resources / "tokenized", 3),  # {model}/{task}/{input key}
+        (resources / "data", 1),
+        (resources / "raw", 1),
+        (results / "models", 1),
+    ):
+        if folder.is_dir():
+            for path in folder.glob("/".join(["*"] * depth)):
+                known.update(path.relative_to(folder).parts)
+    ordered = sorted(known, key=len, reverse=True)
+    names = set()
+    for base in (results, resources):
+        for path in base.rglob("*"):
+            parts = path.relative_to(workdir).parts
+            if parts[:2] in (("resources", "raw"), ("resources", "hf-cache")) and len(parts) > 3:
+                continue
+            name = parts[-1]
+            if name in known:
+                continue
+            for word in ordered:
+                if name.startswith(word + "."):
+                    name = "{}" + name[len(word) :]
+                    break
+            names.add(re.sub(r"^(seed|round|n)\d+", r"\1{}", name.replace(".n", ".n", 1)))
+    names = {re.sub(r"\.n\d+\.", ".n{}.", n) for n in names}
+    return names | {"results", "resources"}
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_every_name_in_the_demo_results_tree_is_defined(demo):
+    config = yaml.safe_load((demo / "config" / "demo.yaml").read_text())
+    names = tree_names(demo, config)
+    assert {"result.json", "seeds.json", "cells.parquet", "{}.csv"} <= names, sorted(names)
+    assert undefined(names) == [], f"see the demo's tree under {demo}{os.sep}results"
