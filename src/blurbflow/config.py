@@ -26,7 +26,7 @@ from blurbflow.grid import (
 from blurbflow.init_from import init_from_options, link_cells
 from blurbflow.models.limits import available_limit
 from blurbflow.models.prefetch import model_settings
-from blurbflow.options import CellOptions, InitFrom, InputOptions
+from blurbflow.options import CellOptions, InitFrom, InputOptions, check_options
 from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
 from blurbflow.study_plan import (
     adaptive_spec,
@@ -137,12 +137,11 @@ def cell_options(
     if given["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
         given["select"] = "last"
-        if given.get("patience"):
-            raise ConfigError(
-                f"recipes.{recipe}.patience: early stopping needs a held-out dev set, but the "
-                "recipe trains on train+dev; remove `patience` or use `train_on: train`"
-            )
-    return CellOptions.from_dict(given, where=f"recipes.{recipe}")
+    options = CellOptions.from_dict(given, where=f"recipes.{recipe}")
+    # the rules between options (blurbflow.options.check_options), now the task is known
+    entities, span = spec.kind.inputs == "entities", spec.kind.target == "span"
+    check_options(options, f"recipes.{recipe}", entities=entities, span=span)
+    return options
 
 
 def input_key(task: str, inputs: InputOptions) -> str:

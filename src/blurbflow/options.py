@@ -45,24 +45,71 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-def _optional():
-    return field(default=UNSET)
+def _optional(help: str):
+    return field(default=UNSET, metadata={"help": help})
+
+
+def _option(
+    default: Any = dataclasses.MISSING,
+    help: str = "",
+    *,
+    choices: tuple[str, ...] | None = None,
+    schema: dict | None = None,
+) -> Any:
+    """A recipe option: its default, help and allowed values, the one place they are written
+    (the config schema, docs/recipes.md and config/README.md are generated from them:
+    `python -m blurbflow.option_docs`). `schema`: its JSON schema, less enum and description."""
+    metadata = {"help": help, "recipe": True, "schema": schema or {}}
+    if choices:
+        metadata["choices"] = choices
+    return field(default=default, metadata=metadata)
+
+
+def _about(help: str) -> Any:
+    """A field that the workflow sets, not a recipe (required: no default)."""
+    return field(metadata={"help": help})
+
+
+# Recipe keys that are no cell option: `extends` composes recipes, `description` is text.
+RECIPE_KEYS: dict[str, dict] = {
+    "extends": {
+        "help": "the recipe whose options this one starts from (its own keys win)",
+        "schema": {"type": "string"},
+    },
+    "description": {
+        "help": "free text for the report; no cell option, so editing it re-runs nothing",
+        "schema": {"type": "string"},
+    },
+}
 
 
 @dataclass(frozen=True, kw_only=True)
 class InputOptions:
     """Everything that changes tokenization: one cache per (model, task, key)."""
 
-    max_length: int
-    segment_ids: str = "pair"  # QA/STS: `pair` keeps token type ids 0/1, `single` all 0
-    tagging: str = "BIO"  # NER/PICO label scheme (blurbflow.train.tagging)
-    re_input: str = "dummify"  # RE: placeholders, entity markers or the original text
+    max_length: int = _option(
+        help="input length in tokens, longer inputs cut (default: the task's, e.g. GAD 128)",
+        schema={"type": "integer", "minimum": 8},
+    )
+    segment_ids: str = _option(
+        "pair",
+        "QA/STS pair inputs: token type ids 0/1 (`pair`) or all 0 (`single`)",
+        choices=("pair", "single"),
+    )
+    tagging: str = _option(
+        "BIO",
+        "NER/PICO training tag scheme; predictions are decoded back to BIO before scoring",
+        choices=("BIO", "BIOUL", "IO"),
+    )
+    re_input: str = _option(
+        "dummify",
+        "RE input: entities replaced by placeholders, wrapped in [E1]/[E2] markers, or the "
+        "original text",
+        choices=("dummify", "markers", "original"),
+    )
 
-    VALUES: ClassVar[dict[str, tuple[str, ...]]] = {
-        "tagging": ("BIO", "BIOUL", "IO"),
-        "re_input": ("dummify", "markers", "original"),
-        "segment_ids": ("pair", "single"),
-    }
+    # the allowed values of the input options that have a few (the fields' metadata)
+    VALUES: ClassVar[dict[str, tuple[str, ...]]]
 
     def key(self, applicable: tuple[str, ...]) -> str:
         """The cache key: `L{max_length}` then the values of the input options that apply to
@@ -124,59 +171,173 @@ class InitFrom:
         return dataclasses.asdict(self)
 
 
+_POSITIVE = {"$ref": "#/$defs/positive_number"}
+_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+_BETA = {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+_COUNT = {"type": "integer", "minimum": 0}
+
+
+def _grid_axis(one: dict) -> dict:
+    """One value, or a list of them: a grid axis chosen on dev (blurbflow.grid)."""
+    return {"oneOf": [one, {"type": "array", "minItems": 1, "items": one}]}
+
+
 @dataclass(frozen=True, kw_only=True)
 class CellOptions:
     # where the cell sits
-    model: str
-    model_source: str  # the model's local folder or hub id
-    task: str
-    recipe: str
-    hparams: str  # the grid point's folder (`lr3e-05-bs16`, or `selected`)
-    seed: int = _optional()  # a cell's; a job (all its seeds) has none
-    code_version: str = "1"
-    inputs: InputOptions
+    model: str = _about("the config's name of the model")
+    model_source: str = _about("the model's local folder, hub id or url")
+    task: str = _about("the task (a cross-validation fold: the fold's task)")
+    recipe: str = _about("the recipe's name")
+    hparams: str = _about("the grid point's folder (`lr3e-05-bs16`, `selected`, `on-…`)")
+    seed: int = _optional("a cell's seed; a job (all its seeds) has none")
+    code_version: str = field(default="1", metadata={"help": "the config's `code_version`"})
+    inputs: InputOptions = _about("the options that change tokenization")
     # the recipe (docs/recipes.md)
-    epochs: int | None = 3
-    lr: float | None = 5e-5  # None until a `hparams_from` selection sets it
-    batch_size: int | None = 32
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    dropout: float = 0.1
-    adam_bias_correction: bool = False
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.999
-    adam_epsilon: float = 1e-6
-    max_grad_norm: float | None = 1.0
-    freeze_lower: int | str | None = 0
-    layerwise_lr_decay: float | None = None
-    reinit_top: int | None = 0
-    remove_top: int = 0
-    select: str = "best_dev"
-    eval_batch_size: int = 64
-    train_on: str = "train"
-    train_subsample: int | None = None
-    subsample_seed: int = 0
-    head: str = "linear"
-    re_pooling: str = "cls"
-    batching: str = "bucketed"
-    precision: str = "bf16"
+    epochs: int | None = _option(
+        3,
+        "training epochs: a whole number, or a mapping task → number with `default`",
+        schema={"$ref": "#/$defs/epochs"},
+    )
+    lr: float | None = _option(  # None until a `hparams_from` selection sets it
+        5e-5, "peak learning rate, or a list of them (a grid)", schema={"$ref": "#/$defs/lr"}
+    )
+    batch_size: int | None = _option(
+        32, "training batch size, or a list of them (a grid)", schema={"$ref": "#/$defs/batch_size"}
+    )
+    warmup_ratio: float = _option(
+        0.1, "share of the steps the learning rate warms up over, then decays to 0", schema=_UNIT
+    )
+    weight_decay: float = _option(
+        0.01, "AdamW's decoupled weight decay", schema={"type": "number", "minimum": 0}
+    )
+    dropout: float = _option(0.1, "dropout of the encoder and the head", schema=_UNIT)
+    adam_bias_correction: bool = _option(
+        False,
+        "Adam's bias correction (off in BERT's optimizer; Tinn et al. turn it on)",
+        schema={"type": "boolean"},
+    )
+    adam_beta1: float = _option(0.9, "Adam's beta1", schema=_BETA)
+    adam_beta2: float = _option(0.999, "Adam's beta2", schema=_BETA)
+    adam_epsilon: float = _option(1e-6, "Adam's epsilon", schema=_POSITIVE)
+    max_grad_norm: float | None = _option(
+        1.0,
+        "gradients clipped to this norm (null: no clipping)",
+        schema={"type": ["number", "null"], "exclusiveMinimum": 0},
+    )
+    freeze_lower: int | str | None = _option(
+        0,
+        "freeze the embeddings and the lowest N layers (`half`: half of them), or a list (a grid)",
+        schema=_grid_axis({"$ref": "#/$defs/freeze_value"}),
+    )
+    layerwise_lr_decay: float | None = _option(
+        None,
+        "layer-wise learning-rate decay d in (0, 1] (null: off), or a list (a grid)",
+        schema=_grid_axis({"$ref": "#/$defs/decay_value"}),
+    )
+    reinit_top: int | None = _option(
+        0, "top layers re-initialised, or a list of counts (a grid)", schema=_grid_axis(_COUNT)
+    )
+    remove_top: int = _option(0, "top layers dropped before fine-tuning", schema=_COUNT)
+    select: str = _option(
+        "best_dev",
+        "which evaluation is the cell's: the best on dev, or the last (train+dev forces last)",
+        choices=("best_dev", "last"),
+    )
+    eval_batch_size: int = _option(
+        64, "batch size of dev and test scoring", schema={"type": "integer", "minimum": 1}
+    )
+    train_on: str = _option(
+        "train",
+        "the training split(s); `train+dev` holds nothing out, so selection is `last`",
+        choices=("train", "train+dev"),
+    )
+    train_subsample: int | None = _option(
+        None,
+        "N random training instances, the same for every seed (null: all)",
+        schema={"type": ["integer", "null"], "minimum": 1},
+    )
+    subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=_COUNT)
+    head: str = _option(
+        "linear",
+        "a linear classifier, or a BiLSTM over the encoder states before it",
+        choices=("linear", "bilstm"),
+    )
+    re_pooling: str = _option(
+        "cls",
+        "RE features: [CLS], max or mean (`mention`) of each entity's tokens, or the entity "
+        "start tokens (needs re_input: markers)",
+        choices=("cls", "max", "mention", "entity_start"),
+    )
+    batching: str = _option(
+        "bucketed",
+        "random batches; `bucketed` computes each in length-sorted micro-batches (same "
+        "batches, less padding)",
+        choices=("bucketed", "random"),
+    )
+    precision: str = _option(
+        "bf16",
+        "GPU arithmetic: bf16 where native (else fp16 with a gradient scaler), fp16 with a "
+        "scaler, or fp32 (no TF32); CPU is fp32",
+        choices=("bf16", "fp16", "fp32"),
+    )
     # joined only when set
-    eval_every_steps: int | None = _optional()
-    patience: int | None = _optional()
-    revision: str = _optional()  # the model entry's settings (blurbflow.models.prefetch)
-    cased: bool = _optional()
-    add_prefix_space: bool = _optional()
-    trust_remote_code: bool = _optional()
-    sha256: str = _optional()  # a URL model's archive digest and the model folder inside it
-    subfolder: str = _optional()
-    hparams_from: tuple[str, ...] = _optional()  # the searches a final model's setting is from
-    hparams_models: tuple[str, ...] = _optional()  # reference models that chose the point
-    hparams_task: str = _optional()  # a cross-validation fold: its tune fold
-    selection_file: str = _optional()
-    selected_from: str = _optional()  # recipe/hparams the selection chose (set by the job)
-    init_from: InitFrom = _optional()
-    keep_weights: bool = _optional()  # a source of init_from saves its weights
-    keep_model: bool = _optional()  # every seed keeps a Hugging Face folder (train/kept.py)
+    eval_every_steps: int | None = _option(
+        UNSET,
+        "score dev and test every N optimizer steps (and at the end) instead of once per epoch",
+        schema={"type": ["integer", "null"], "minimum": 1},
+    )
+    patience: int | None = _option(
+        UNSET,
+        "early stopping: stop after N evaluations without a better dev score",
+        schema={"type": ["integer", "null"], "minimum": 1},
+    )
+    revision: str = _optional("the model entry's settings (blurbflow.models.prefetch)")
+    cased: bool = _optional("the model entry's `cased`")
+    add_prefix_space: bool = _optional("the model entry's `add_prefix_space`")
+    trust_remote_code: bool = _optional("the model entry's `trust_remote_code`")
+    sha256: str = _optional("a URL model's archive digest")
+    subfolder: str = _optional("the model folder inside a URL model's archive")
+    hparams_from: tuple[str, ...] = _option(
+        UNSET,
+        "recipe(s) whose train-only cells choose, per model and task on dev, this recipe's lr, "
+        "batch size, technique settings and epochs (it runs once, in the folder `selected`)",
+        schema={
+            "oneOf": [
+                {"type": "string"},
+                {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            ]
+        },
+    )
+    hparams_models: tuple[str, ...] = _optional("the reference models that chose the point")
+    hparams_task: str = _optional("a cross-validation fold: its tune fold")
+    selection_file: str = _optional("the file the hyperparameter selection is written to")
+    selected_from: str = _optional("recipe/hparams the selection chose (set by the job)")
+    init_from: InitFrom = _option(
+        UNSET,
+        "start from the fine-tuned weights of another recipe's cell of the same model: "
+        "{task, recipe (one hparams job), seed: same or a seed}",
+        schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["task", "recipe"],
+            "properties": {
+                "task": {"type": "string", "description": "the source cell's task"},
+                "recipe": {"type": "string", "description": "the source cell's recipe"},
+                "seed": {
+                    "oneOf": [{"const": "same"}, {"type": "integer", "minimum": 0}],
+                    "description": "`same` (the source seed of the same number) or a seed",
+                },
+            },
+        },
+    )
+    keep_weights: bool = _optional("a source of init_from saves its weights (set by the workflow)")
+    keep_model: bool = _option(
+        UNSET,
+        "every seed keeps its fine-tuned model (the reported evaluation's) as a Hugging Face "
+        "folder seed{N}/model/ with its tokenizer and a model card",
+        schema={"type": "boolean"},
+    )
 
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
 
@@ -261,6 +422,57 @@ class CellOptions:
 
     def replace(self, **changes) -> CellOptions:
         return dataclasses.replace(self, **changes)
+
+
+InputOptions.VALUES = {
+    f.name: f.metadata["choices"]
+    for f in dataclasses.fields(InputOptions)
+    if "choices" in f.metadata
+}
+
+
+def recipe_options() -> dict[str, dict]:
+    """Every key a recipe may set → {help, schema, choices?, default?} (a default only where the
+    option has one; UNSET: joined only when set), in the config schema's order."""
+    out = {name: dict(about) for name, about in RECIPE_KEYS.items()}
+    for cls in (CellOptions, InputOptions):
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("recipe"):
+                about = dict(f.metadata)
+                if f.default is not dataclasses.MISSING:
+                    about["default"] = f.default
+                out[f.name] = about
+    return out
+
+
+def choices(name: str) -> tuple[str, ...]:
+    """The allowed values of a recipe option (its field's metadata)."""
+    return recipe_options()[name]["choices"]
+
+
+def check_options(
+    options: CellOptions, where: str, *, entities: bool = False, span: bool = False
+) -> None:
+    """The rules between a cell's options, run when the config is read (blurbflow.config).
+    `entities`: the task reads entity pairs (RE); `span`: extractive QA. Rules between recipes
+    or studies are elsewhere: `hparams_from` (blurbflow.grid), `init_from`
+    (blurbflow.init_from), cross-validation, adaptive seeds and `choose` (blurbflow.study_plan),
+    `export_models` needs `keep_model` (blurbflow.export.check)."""
+    if options.train_on == "train+dev" and options.patience:
+        raise ConfigError(
+            f"{where}.patience: early stopping needs a held-out dev set, but the recipe trains "
+            "on train+dev; remove `patience` or use `train_on: train`"
+        )
+    if entities and options.re_pooling == "entity_start" and options.inputs.re_input != "markers":
+        raise ConfigError(
+            f"{where}.re_pooling: 'entity_start' reads the [E1]/[E2] marker tokens, so it needs "
+            f"re_input: markers (got {options.inputs.re_input!r}); use re_pooling: max or cls"
+        )
+    if span and options.head != "linear":
+        raise ConfigError(
+            f"{where}.head: {options.head!r} does not apply to extractive QA ({options.task}); "
+            "use head: linear, or leave the task out of this recipe (a study's recipe_scope)"
+        )
 
 
 def options_json(options: dict) -> str:

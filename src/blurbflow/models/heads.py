@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-HEADS = ("linear", "bilstm")
-POOLINGS = ("cls", "max", "mention", "entity_start")
+from blurbflow.options import choices
+
+HEADS = choices("head")  # the recipe options' allowed values, written once (blurbflow.options)
+POOLINGS = choices("re_pooling")
 SPAN_POOLINGS = ("max", "mention")
 
 
