@@ -185,6 +185,21 @@ def report_words() -> set[str]:
     return words
 
 
+PRINTS = re.compile(r'print\(\s*f?"([^"]*)"')
+
+
+def log_lines() -> set[str]:
+    """The lines a job, its lock and checkpoint, and the workflow print, placeholders as `{}`."""
+    files = [PACKAGE / "train" / name for name in ("job.py", "lock.py", "checkpoint.py")]
+    files += [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    lines = set()
+    for path in files:
+        for line in PRINTS.findall(path.read_text()):
+            if re.search(r"[a-z]{3}", PLACEHOLDER.sub("", line)):
+                lines.add(line)
+    return lines
+
+
 def _schema() -> dict:
     return yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
 
@@ -220,6 +235,12 @@ def test_every_report_heading_and_column_is_defined():
     words = report_words()
     assert {"Overview", "Every seed", "p (Welch)"} <= words  # the parse sees the template
     assert undefined(words) == []
+
+
+def test_every_log_line_is_explained():
+    lines = log_lines()
+    assert any("earlier result kept aside" in line for line in lines)
+    assert undefined(lines) == []
 
 
 def test_every_study_and_model_key_is_named_on_the_page():
