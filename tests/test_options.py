@@ -197,3 +197,34 @@ def test_options_are_frozen_and_keyword_only():
     changed = options.replace(lr=1.0)
     assert changed.lr == 1.0 and options.lr == 5e-5 and changed != options
     assert options.max_length == options.inputs.max_length == 128
+
+
+def test_the_rules_between_options_live_in_check_options():
+    from blurbflow.options import check_options
+
+    check_options(make_options(), "recipes.r", entities=True)  # the defaults pass
+    with pytest.raises(ConfigError, match=r"recipes\.r\.patience: early stopping needs"):
+        check_options(make_options(train_on="train+dev", patience=2), "recipes.r")
+    check_options(make_options(train_on="train+dev", patience=None), "recipes.r")
+    start = make_options(re_pooling="entity_start")
+    with pytest.raises(ConfigError, match=r"recipes\.r\.re_pooling: .*needs re_input: markers"):
+        check_options(start, "recipes.r", entities=True)
+    check_options(start, "recipes.r")  # no entities (NER, STS …): the pooling is not used
+    check_options(make_options(re_pooling="entity_start", re_input="markers"), "x", entities=True)
+    with pytest.raises(
+        ConfigError, match=r"recipes\.r\.head: 'bilstm' does not apply to extractive"
+    ):
+        check_options(make_options(head="bilstm"), "recipes.r", span=True)
+
+
+def test_the_rules_run_when_the_config_is_read():
+    import yaml
+
+    from blurbflow.config import expand_cells
+
+    config = yaml.safe_load(open("config/demo.yaml"))
+    config["recipes"]["standard"]["re_pooling"] = "entity_start"  # gad is a relation task
+    with pytest.raises(ConfigError, match=r"recipes\.standard\.re_pooling: 'entity_start'"):
+        expand_cells(config)
+    config["recipes"]["standard"]["re_input"] = "markers"
+    assert expand_cells(config)

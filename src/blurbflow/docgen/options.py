@@ -138,6 +138,9 @@ def options_table(defs: dict) -> str:
         node = option_schema({**about, "default": UNSET})  # the default has its own column
         default = f"`{default_text(about['default'])}`" if "default" in about else "—"
         rows.append(f"| `{name}` | {type_text(node, defs)} | {default} | {_cell(about['help'])} |")
+        for key, sub in node.get("properties", {}).items():  # init_from's keys
+            text = _cell(sub.get("description", ""))
+            rows.append(f"| `{name}.{key}` | {type_text(sub, defs)} | — | {text} |")
     return "\n".join(rows) + "\n"
 
 
