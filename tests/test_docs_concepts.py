@@ -307,10 +307,30 @@ def _module_exists(name: str) -> bool:
         return False
 
 
+EXTENDING = DOC.parent / "extending.md"
+
+
+def test_the_extending_page_names_files_and_tests_that_exist():
+    text = EXTENDING.read_text()
+    for kind in ("built-in task", "task type", "recipe option", "metric", "table statistic"):
+        assert re.search(rf"^## An? {kind}$", text, re.M | re.I), f"no section on a {kind}"
+    for path in set(re.findall(r"`((?:src|tests|workflow|docs|config)/[\w./-]+)`", text)):
+        assert (ROOT / path.rstrip("/")).exists(), f"`{path}`: no such file"
+    for path, name in set(re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", text)):
+        source = (ROOT / path).read_text()
+        assert re.search(rf"^def {name}\(", source, re.M), f"{path} has no test {name}"
+    for page in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", text):
+        assert (EXTENDING.parent / page).is_file(), f"link to {page}: no such page"
+
+
 def test_the_modules_functions_and_pages_the_page_points_to_exist():
     text = DOC.read_text()
-    for page in re.findall(r"\]\(([\w-]+\.md)(?:#[\w-]+)?\)", text):
+    for page in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", text):
         assert (DOC.parent / page).is_file(), f"link to {page}: no such page"
+    for anchor in re.findall(r"\]\(#([\w-]+)\)", text):
+        headings = re.findall(r"^#+ (.+)$", text, re.M)
+        slugs = {re.sub(r"[^\w -]", "", h).strip().lower().replace(" ", "-") for h in headings}
+        assert anchor in slugs, f"link to #{anchor}: no such heading"
     for module in set(re.findall(r"`((?:[\w]+/)*[\w]+\.(?:py|smk|yaml|j2))`", text)):
         candidates = [PACKAGE / module, ROOT / module, ROOT / "workflow" / "rules" / module]
         candidates.append(PACKAGE / "report" / "templates" / module)
