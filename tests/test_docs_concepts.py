@@ -231,6 +231,12 @@ def test_every_file_name_the_library_writes_is_defined():
     assert undefined(names) == []
 
 
+def test_every_field_of_a_result_and_column_of_cells_parquet_is_defined():
+    from blurbflow.record.schema import COLUMNS, Result
+
+    assert undefined({*Result.__annotations__, *COLUMNS}) == []
+
+
 def test_every_report_heading_and_column_is_defined():
     words = report_words()
     assert {"Overview", "Every seed", "p (Welch)"} <= words  # the parse sees the template
