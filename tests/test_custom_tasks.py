@@ -1,4 +1,4 @@
-"""Users' own tasks from the config, no code: the README example (read from README.md) runs
+"""Users' own tasks from the config, no code: the docs example (read from docs/data.md) runs
 through snakemake on a generated CoNLL NER corpus and a generated JSON Lines classification
 corpus; editing one file re-runs that task's cells only. Unit tests cover the readers and the
 key-path errors."""
@@ -30,8 +30,9 @@ FILLERS = ["patients", "received", "daily", "after", "surgery", "with", "low", "
 
 
 def readme_example() -> dict:
-    """The YAML block of README "Your own tasks"."""
-    text = (REPO / "README.md").read_text()
+    """The YAML block of docs/data.md "Your own tasks" (the README links there)."""
+    assert "docs/data.md#your-own-tasks" in (REPO / "README.md").read_text()
+    text = (REPO / "docs/data.md").read_text()
     section = text.split("## Your own tasks", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
     return yaml.safe_load(block)
@@ -84,7 +85,7 @@ def write_model(folder: Path, texts: list[str]) -> None:
 
 @pytest.fixture
 def own_tasks(tmp_path, monkeypatch):
-    """The README example's corpora in tmp_path (the working folder), its tasks registered."""
+    """The docs example's corpora in tmp_path (the working folder), its tasks registered."""
     monkeypatch.chdir(tmp_path)
     config = readme_example()
     write_corpora(tmp_path, config)

@@ -1,7 +1,9 @@
-"""Every command in the README's fenced ```bash blocks, typed as printed, on a copy of the
-workflow whose `.venv` is this one: PATH without the venv's bin, PYTHONPATH unset, nothing
-activated (issue 11). Each command is run, dry-run (`-n`) where it would train, submit or reach
-the internet, or skipped with its reason; a README command missing from PLAN fails the test."""
+"""Every command in the fenced ```bash blocks of the README and of the pages it leads to
+(docs/*.md, benchmarks/README.md, config/README.md), typed as printed, on a copy of the workflow
+whose `.venv` is this one: PATH without the venv's bin, PYTHONPATH unset, nothing activated
+(issues 11 and 30). Each command is run, dry-run (`-n`) where it would train, submit or reach the
+internet, or skipped with its reason; a command of any page missing from that page's PLAN fails
+the test, and so does a planned command gone from its page."""
 
 from __future__ import annotations
 
@@ -29,50 +31,81 @@ from test_data_download import (  # noqa: F401
 
 from workflow_helpers import REPO, _env, copy_workflow, planned_jobs
 
-DEMO_MIRROR = "http://127.0.0.1:8000"  # the README's example; the loopback mirror replaces it
+DEMO_MIRROR = "http://127.0.0.1:8000"  # docs/data.md's example; the loopback mirror replaces it
 MY_MODEL = "path/to/my-model"  # the README's local model; the clone holds a tiny BERT there
 SCORE = ".venv/bin/snakemake all --configfile config/blurb.yaml"
+PLAN_TOTAL = "Total still to run:"  # the last line of `snakemake plan`'s table
 
 
 @dataclass(frozen=True)
 class Plan:
     how: str  # "run", "dry" (adds -n after the snakemake executable), "smoke" (below) or "skip"
     why: str = ""
+    expect: str = ""  # a "run" that is no dry run: text its output must hold
 
 
-PLAN = {
-    "make demo": Plan("skip", "the ~7 min demo; tests/conftest.py `demo` runs its snakemake call"),
-    "make test": Plan("skip", "the test suite itself"),
-    "make test-fast": Plan("skip", "a part of the test suite itself"),
-    "make lint": Plan("skip", "CI's .ci/run runs it before the tests"),
-    ".venv/bin/snakemake prefetch": Plan("dry", "downloads hub weights"),
-    ".venv/bin/snakemake plan": Plan("dry", "tests/test_plan.py runs it on a copied workflow"),
-    ".venv/bin/snakemake all": Plan("dry", "trains every cell of config.yaml"),
-    ".venv/bin/snakemake --configfile my.yaml -n all": Plan("run"),
-    ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),
-    f".venv/bin/snakemake data --cores 2 --config mirror={DEMO_MIRROR}": Plan("run"),
-    ".venv/bin/snakemake --profile slurm all": Plan("dry", "submits to SLURM"),
-    f"{SCORE} --config model=dmis-lab/biobert-base-cased-v1.1": Plan(
-        "dry", "downloads the model and PubMedBERT, trains 13 tasks x 2 models x 6 grid points"
-    ),
-    f"{SCORE} --config model={MY_MODEL}": Plan("dry", "the full protocol: days on CPU"),
-    # run for real: the data of its two tasks from the loopback mirror of the real BLURB files,
-    # PubMedBERT's hub id from a loopback hub (test_scoring_a_local_model_runs_for_real)
-    f"{SCORE} config/blurb-smoke.yaml --config model={MY_MODEL}": Plan("smoke"),
-    # config.yaml's studies export no models; tests/test_export_e2e.py runs an export and a
-    # dry-run publish on a tiny project, tests/test_export_models.py the upload against a fake hub
-    ".venv/bin/snakemake export_models": Plan("dry", "tests/test_export_e2e.py runs it"),
+EXPORT_DRY_RUN = (
     ".venv/bin/snakemake publish_models --config"
-    " 'publish={repo_prefix: my-org/blurbflow-, dry_run: true}'": Plan(
-        "dry", "tests/test_export_e2e.py runs a dry-run publish"
-    ),
-    ".venv/bin/snakemake publish_models": Plan("skip", "uploads to the Hugging Face Hub"),
+    " 'publish={repo_prefix: my-org/blurbflow-, dry_run: true}'"
+)
+
+# Per page: its commands as typed (comments dropped, `shlex.join`ed) and what this test does.
+PLAN: dict[str, dict[str, Plan]] = {
+    "README.md": {
+        "make demo": Plan("skip", "the ~7 min demo; tests/conftest.py `demo` runs its snakemake"),
+        "make test": Plan("skip", "the test suite itself"),
+        "make test-fast": Plan("skip", "a part of the test suite itself"),
+        "make lint": Plan("skip", "CI's .ci/run runs it before the tests"),
+        # run for real: the smoke study's data from the loopback mirror of the real BLURB files,
+        # PubMedBERT's hub id from a loopback hub (test_scoring_a_local_model_runs_for_real)
+        f"{SCORE} config/blurb-smoke.yaml --config model={MY_MODEL}": Plan("smoke"),
+        f".venv/bin/snakemake plan --configfile config/blurb.yaml --config model={MY_MODEL}": Plan(
+            "run", expect=PLAN_TOTAL
+        ),
+        f"{SCORE} --config model={MY_MODEL}": Plan("dry", "the full protocol: days on CPU"),
+        f"{SCORE} --config model=dmis-lab/biobert-base-cased-v1.1": Plan(
+            "dry", "downloads the model and PubMedBERT, trains 13 tasks x 2 models x 6 grid points"
+        ),
+        ".venv/bin/snakemake prefetch": Plan("dry", "downloads hub weights"),
+        ".venv/bin/snakemake plan": Plan("dry", "tests/test_plan.py runs it on a copied workflow"),
+        ".venv/bin/snakemake all": Plan("dry", "trains every cell of config.yaml"),
+        ".venv/bin/snakemake --profile slurm all": Plan("dry", "submits to SLURM"),
+        ".venv/bin/snakemake --configfile my.yaml -n all": Plan("run"),
+    },
+    "docs/data.md": {
+        ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),
+        f".venv/bin/snakemake data --cores 2 --config mirror={DEMO_MIRROR}": Plan("run"),
+    },
+    "docs/models.md": {
+        # config.yaml's studies export no models; tests/test_export_e2e.py runs an export and a
+        # dry-run publish on a tiny project, tests/test_export_models.py the upload against a
+        # fake hub and both commands below through `blurbflow.cli.main`
+        EXPORT_DRY_RUN: Plan("dry", "tests/test_export_e2e.py runs a dry-run publish"),
+        ".venv/bin/python -m blurbflow export-models --config my.yaml --study mine": Plan(
+            "skip", "needs a finished study `mine`; tests/test_export_models.py runs it"
+        ),
+        ".venv/bin/python -m blurbflow publish-models --config my.yaml --study mine"
+        " --dry-run": Plan(
+            "skip", "needs an exported study `mine`; tests/test_export_models.py runs it"
+        ),
+    },
+    "docs/slurm.md": {
+        ".venv/bin/snakemake plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),
+        ".venv/bin/python -m blurbflow plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),
+    },
 }
 
 
-def readme_commands() -> list[str]:
-    """The commands of the README's ```bash blocks, comments dropped, in order, once each."""
-    text = (REPO / "README.md").read_text()
+def pages() -> list[str]:
+    """The README and every page of documentation that may hold commands, as paths from REPO."""
+    found = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    found += [REPO / "benchmarks/README.md", REPO / "config/README.md"]
+    return [str(p.relative_to(REPO)) for p in found if p.is_file()]
+
+
+def bash_commands(page: str) -> list[str]:
+    """The commands of a page's ```bash blocks, comments dropped, in order, once each."""
+    text = (REPO / page).read_text()
     commands: list[str] = []
     for block in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -82,15 +115,27 @@ def readme_commands() -> list[str]:
     return commands
 
 
-COMMANDS = readme_commands()
+PAGE_COMMANDS = {page: bash_commands(page) for page in pages()}
+COMMANDS = list(dict.fromkeys(c for commands in PAGE_COMMANDS.values() for c in commands))
+PLANS = {c: plan for planned in PLAN.values() for c, plan in planned.items()}
 
 
-def test_every_readme_command_is_planned():
-    assert COMMANDS, "no ```bash block in README.md"
-    unplanned = [c for c in COMMANDS if c not in PLAN]
-    assert not unplanned, f"README commands this test neither runs nor skips: {unplanned}"
-    gone = set(PLAN) - set(COMMANDS)
-    assert not gone, f"planned but gone from README: {gone}"
+@pytest.mark.parametrize("page", sorted(set(PAGE_COMMANDS) | set(PLAN)))
+def test_every_command_is_planned(page):
+    assert PAGE_COMMANDS["README.md"], "no ```bash block in README.md"
+    assert page in PAGE_COMMANDS, f"{page} is planned but gone"
+    commands, planned = PAGE_COMMANDS[page], PLAN.get(page, {})
+    unplanned = [c for c in commands if c not in planned]
+    assert not unplanned, f"{page}: commands this test neither runs nor skips: {unplanned}"
+    gone = set(planned) - set(commands)
+    assert not gone, f"planned but gone from {page}: {gone}"
+
+
+def test_a_command_on_several_pages_is_planned_once():
+    """The same command typed on two pages runs once, so both pages must plan it alike."""
+    for command in COMMANDS:
+        plans = {page: p[command] for page, p in PLAN.items() if command in p}
+        assert len(set(plans.values())) == 1, (command, plans)
 
 
 @pytest.fixture(scope="module")
@@ -136,21 +181,26 @@ def run_as_typed(workdir: Path, command: str, extra: dict | None = None):
 
 
 def as_run(command: str) -> str:
-    if PLAN[command].how == "dry":
+    if PLANS[command].how == "dry":
         head, _, rest = command.partition(" ")
+        assert head.endswith("/snakemake"), f"only a snakemake command has a dry run: {command}"
         return f"{head} -n {rest}"
     return command
 
 
 @pytest.mark.parametrize(
     "command",
-    [c for c in COMMANDS if c in PLAN and PLAN[c].how in ("run", "dry") and "mirror=" not in c],
+    [c for c in COMMANDS if c in PLANS and PLANS[c].how in ("run", "dry") and "mirror=" not in c],
 )
 @pytest.mark.slow  # runs snakemake or trains for long; `make test-fast` leaves it out
 def test_command_works_as_typed(clone, command):
     run = run_as_typed(clone, as_run(command))
+    log = run.stdout + run.stderr
     assert run.returncode == 0, f"{as_run(command)}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-    assert "This was a dry-run" in run.stdout + run.stderr
+    if PLANS[command].expect:  # a real run: it printed what the page says it prints
+        assert PLANS[command].expect in log, f"{command}\n{log[-3000:]}"
+    else:
+        assert "This was a dry-run" in log, f"{command}\n{log[-3000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +263,7 @@ def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F81
     """The smoke line as typed, on a fresh clone whose MY_MODEL is a tiny BERT: the data from
     the mirror (`mirror=` appended), PubMedBERT's hub id from a loopback hub holding the same
     tiny BERT. Ends with the table, the report and results/blurb.json of both models."""
-    (command,) = [c for c in COMMANDS if PLAN.get(c) == Plan("smoke")]
+    (command,) = [c for c in COMMANDS if PLANS.get(c) == Plan("smoke")]
     workdir = fresh_clone(tmp_path / "clone")
     hub_id = yaml.safe_load((workdir / "config/blurb.yaml").read_text())["models"]["pubmedbert"]
     folder = workdir / MY_MODEL
