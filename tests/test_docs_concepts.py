@@ -237,6 +237,12 @@ def test_every_field_of_a_result_and_column_of_cells_parquet_is_defined():
     assert undefined({*Result.__annotations__, *COLUMNS}) == []
 
 
+def test_every_column_of_the_comparisons_and_reproduction_tables_is_defined():
+    from blurbflow.results import comparisons, reproduction
+
+    assert undefined({*comparisons.COLUMNS, *reproduction.COLUMNS}) == []
+
+
 def test_every_report_heading_and_column_is_defined():
     words = report_words()
     assert {"Overview", "Every seed", "p (Welch)"} <= words  # the parse sees the template
