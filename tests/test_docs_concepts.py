@@ -400,8 +400,8 @@ def tree_names(workdir: Path, config: dict) -> set[str]:
                 if name.startswith(word + "."):
                     name = "{}" + name[len(word) :]
                     break
-            names.add(re.sub(r"^(seed|round|n)\d+", r"\1{}", name.replace(".n", ".n", 1)))
-    names = {re.sub(r"\.n\d+\.", ".n{}.", n) for n in names}
+            name = re.sub(r"^(seed|round)\d+", r"\1{}", name)  # seed3, round2.json
+            names.add(re.sub(r"(\.|-)n\d+\.", r"\1n{}.", name))  # {hparams}.n4.log, seeds-n4
     return names | {"results", "resources"}
 
 
