@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 
 import pandas as pd
 import pytest
@@ -18,7 +19,7 @@ from blurbflow.record.schema import CELL_KEYS, Result
 from blurbflow.results.aggregate import load_cells
 from blurbflow.schema import check_values
 from blurbflow.train import faults
-from blurbflow.train.job import failure_result, finished_result
+from blurbflow.train.job import failure_result, finished_result, seed_log, write_traceback
 
 from model_helpers import make_options
 from workflow_helpers import REPO
@@ -191,3 +192,37 @@ def test_bad_values_are_named_by_key_path_with_what_is_expected(where, value, me
     assert str(error.value).startswith(message)
     check_values(DEMO, SCHEMA)  # the demo and the default config are valid
     check_values(yaml.safe_load((REPO / "config.yaml").read_text()), SCHEMA)
+
+
+def test_a_failed_seed_keeps_its_whole_traceback_beside_the_short_one(tmp_path):
+    def deep(n):
+        if n == 0:
+            raise ValueError("\x1b[31mat the bottom\x1b[0m")
+        deep(n - 1)
+
+    try:
+        try:
+            deep(12)
+        except ValueError as inner:
+            raise RuntimeError("while training") from inner
+    except RuntimeError as error:
+        path = write_traceback(tmp_path / "seed1", error)
+        short = "".join(failure_result(cell_options(), error)["traceback"])
+    full = path.read_text()
+    assert path == tmp_path / "seed1/traceback.txt" and full.endswith(short)
+    assert "deep(12)" in full and "deep(12)" not in short  # the first frames too
+    assert "ValueError: at the bottom" in full and "direct cause" in full  # the chain, uncoloured
+
+
+def test_what_a_seed_prints_goes_to_its_own_log_and_to_the_job_log(tmp_path, capsys):
+    for seed in (1, 2):
+        with seed_log(tmp_path / f"seed{seed}"):
+            print(f"seed {seed} says")
+            print(f"seed {seed} warns", file=sys.stderr)
+    job = capsys.readouterr()
+    assert job.out == "seed 1 says\nseed 2 says\n" and "seed 2 warns" in job.err
+    one = (tmp_path / "seed1/train.log").read_text()
+    assert "seed 1 says" in one and "seed 1 warns" in one and "seed 2" not in one
+    with seed_log(tmp_path / "seed1"):  # a retry appends
+        print("again")
+    assert (tmp_path / "seed1/train.log").read_text().startswith(one)

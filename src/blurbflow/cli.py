@@ -211,6 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", help="SLURM profile (default: {root}/slurm/profile.yaml)")
     p.set_defaults(func=steps.plan)
 
+    p = sub.add_parser("cell", help="re-run one cell here to debug it (docs/troubleshooting.md)")
+    p.add_argument("folder", help="results/cells/<model>/<task>/<recipe>/<hparams>[/seed<N>]")
+    p.add_argument("--configfile", default="config.yaml", help="the workflow's config file")
+    p.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    p.add_argument("--pdb", action="store_true", help="stop in the debugger where it raised")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
+    p.add_argument("--model", help="the candidate model, as `snakemake --config model=…`")
+
     p = sub.add_parser("report-after-failure", help="tables and report of a failed run")
     p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
     p.add_argument("--config-hash", required=True)
@@ -222,8 +230,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cell(args) -> int:
+    """`blurbflow cell`: not through steps.call, which would catch the error being debugged."""
+    from blurbflow.train.debug_cell import CellNotRunnable, debug_cell
+
+    try:
+        return debug_cell(
+            args.folder, args.configfile, args.max_steps, args.pdb, args.threads, args.model
+        )
+    except CellNotRunnable as exc:
+        print(f"blurbflow cell: {exc}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "cell":
+        return cell(args)
     return steps.call(args.command, args.func, **_kwargs(args))
 
 

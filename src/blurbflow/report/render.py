@@ -169,6 +169,14 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "seed_sections": seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),
         "comparisons": comparisons_view(study_comparisons(everything, study, selected), study),
+def _debug_command(row: dict) -> str:
+    """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell)."""
+    path = row.get("path")
+    if not isinstance(path, str):
+        return ""
+    return f"blurbflow cell {os.path.normpath(os.path.dirname(path))}"
+
+
     }
 
 
@@ -179,7 +187,7 @@ def _problems(cells: pd.DataFrame) -> dict:
     bad = cells[cells["status"].isin(["failed", "diverged"])]
     bad = bad.sort_values(["status", *DIMS, "hparams", "seed"], na_position="last")
     listed = [
-        {c: ("" if pd.isna(r[c]) else r[c]) for c in columns}
+        {c: ("" if pd.isna(r[c]) else r[c]) for c in columns} | {"debug": _debug_command(r)}
         for r in bad.head(MAX_PROBLEM_ROWS).to_dict("records")
     ]
     missing = cells[cells["status"] == "missing"]

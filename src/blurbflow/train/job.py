@@ -18,6 +18,8 @@ while it retrains for a changed identity (blurbflow.record.earlier).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import sys
@@ -41,6 +43,8 @@ from blurbflow.train.tracking import Tracking
 
 __all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)
+SEED_LOG = "train.log"  # per seed folder: what that seed printed, each time it trained
+TRACEBACK = "traceback.txt"  # per seed folder: a failed seed's whole traceback
 
 
 def read_result(result_path: Path) -> tuple[Result | None, str | None]:
@@ -75,6 +79,45 @@ def failure_result(options: CellOptions, error: BaseException) -> Result:
         "finished": datetime.now(UTC).isoformat(),
         **where_run(),
     }
+
+
+def write_traceback(seed_dir: Path, error: BaseException) -> Path:
+    """A failed seed's whole traceback (chained causes included) beside its result.json."""
+    path = Path(seed_dir) / TRACEBACK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ANSI.sub("", "".join(traceback.format_exception(error))))
+    return path
+
+
+class _Tee(io.TextIOBase):
+    """Writes to the job's stream and to the seed's log."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+@contextlib.contextmanager
+def seed_log(seed_dir: Path):
+    """What Python prints while a seed trains also goes to `seed{N}/train.log` (appended: a
+    resumed or retried seed keeps its history). Output written straight to the file descriptors
+    (C++ warnings) reaches the job log only."""
+    Path(seed_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(seed_dir) / SEED_LOG, "a", buffering=1) as handle:
+        handle.write(f"== {datetime.now(UTC).isoformat()} {Path(seed_dir).name}\n")
+        with (
+            contextlib.redirect_stdout(_Tee(sys.stdout, handle)),
+            contextlib.redirect_stderr(_Tee(sys.stderr, handle)),
+        ):
+            yield
 
 
 def kept_or_restored(
@@ -137,22 +180,10 @@ def _run_seeds(
             statuses[seed] = kept["status"]
             print(f"seed {seed}: kept ({kept['status']}, finished {kept.get('finished')})")
             continue
-        print(f"seed {seed}: training ({why})", flush=True)
-        if set_aside_if_verified(result_path, cell):
-            print(f"seed {seed}: earlier result kept aside until the retrain finishes", flush=True)
-        try:
-            statuses[seed] = train_cell(
-                cell, encoded_dir, data_dir, result_path, threads, identity, tracked
-            )["status"]
-            earlier.discard(result_path.parent)
-        except Preempted:
-            raise  # checkpoint saved: exit at once so the scheduler can requeue the job
-        except Exception as error:  # one seed's crash must not cost the others
-            traceback.print_exc(file=sys.stderr)
-            write_json_atomic(result_path, failure_result(cell, error))
-            statuses[seed] = "failed"
-            errors.append(f"seed {seed}: {type(error).__name__}: {error}")
-        print(f"seed {seed}: {statuses[seed]}", flush=True)
+        with seed_log(result_path.parent):
+            statuses[seed] = _train_seed(
+                cell, why, encoded_dir, data_dir, result_path, threads, identity, tracked, errors
+            )
     if errors:
         raise CellsFailed(f"{len(errors)} of {len(seeds)} seeds failed: " + "; ".join(errors))
     write_json_atomic(
@@ -164,3 +195,27 @@ def _run_seeds(
         },
     )
     return statuses
+
+
+def _train_seed(cell, why, encoded_dir, data_dir, result_path, threads, identity, tracked, errors):
+    """Train one seed; a crash is recorded (result.json, traceback.txt) and added to `errors`."""
+    seed = cell.seed
+    print(f"seed {seed}: training ({why})", flush=True)
+    if set_aside_if_verified(result_path, cell):
+        print(f"seed {seed}: earlier result kept aside until the retrain finishes", flush=True)
+    try:
+        status = train_cell(cell, encoded_dir, data_dir, result_path, threads, identity, tracked)[
+            "status"
+        ]
+        earlier.discard(result_path.parent)
+        (result_path.parent / TRACEBACK).unlink(missing_ok=True)  # an earlier failure's
+    except Preempted:
+        raise  # checkpoint saved: exit at once so the scheduler can requeue the job
+    except Exception as error:  # one seed's crash must not cost the others
+        traceback.print_exc(file=sys.stderr)
+        write_traceback(result_path.parent, error)
+        write_json_atomic(result_path, failure_result(cell, error))
+        status = "failed"
+        errors.append(f"seed {seed}: {type(error).__name__}: {error}")
+    print(f"seed {seed}: {status}", flush=True)
+    return status
