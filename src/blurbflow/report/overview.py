@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import math
-import statistics
 
 import pandas as pd
 
 from blurbflow.metrics.blurb import blurb_label, types_present
 from blurbflow.results.choices import shown_study
+from blurbflow.results.statistics import summarise
 from blurbflow.results.study_cells import seed_scores, study_cells
 from blurbflow.tasks.registry import get_task
 
@@ -29,7 +29,7 @@ def blurb_overview(
     scores = seed_scores(study_cells(cells, study) if selected is None else selected)
     label = blurb_label(study["tasks"])
     # the study's statistic over seeds (mean, or median as Bio-LM reports)
-    per_task = statistics.median if study.get("statistic") == "median" else _mean
+    statistic = study.get("statistic", "mean")
     rows, index = [], []
     for model in study["models"]:
         for recipe in study["recipes"]:
@@ -38,7 +38,8 @@ def blurb_overview(
             for task in study["tasks"]:
                 values = scores.get((model, task, recipe), [])
                 counts.append(len(values))
-                by_type[get_task(task).type].append(per_task(values) if values else math.nan)
+                value = float(summarise(values)[statistic]) if values else math.nan
+                by_type[get_task(task).type].append(value)
             row = {t: sum(v) / len(v) for t, v in by_type.items()}
             row[label] = sum(row.values()) / len(types)  # NaN if any task has no ok seed
             row["n"] = min(counts)
@@ -53,7 +54,3 @@ def entry_label(study: dict, model: str, recipe: str) -> str:
     """'model / recipe', naming only the dimensions the study varies (the model if neither)."""
     parts = [v for v, d in ((model, "models"), (recipe, "recipes")) if len(study[d]) > 1]
     return " / ".join(parts) or model
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)

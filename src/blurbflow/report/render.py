@@ -24,6 +24,7 @@ from blurbflow.results.choices import shown_study
 from blurbflow.results.comparisons import study_comparisons
 from blurbflow.results.formats import entry_text
 from blurbflow.results.reproduction import reproduction_rows
+from blurbflow.results.statistics import REGISTRY
 from blurbflow.results.stats import (
     baseline_tests,
     compute_spent,
@@ -88,7 +89,7 @@ def _table_view(table: pd.DataFrame) -> dict:
     entries = table_entries(table)
     blurb_rows = table.attrs.get("blurb_rows", [])
     statistic = table.attrs.get("statistic", "mean")
-    other = "mean" if statistic == "median" else "median"  # shown small below each entry
+    other = REGISTRY[statistic].second  # shown small below each entry
     rows = []
     for row in table.index:
         cells = []
@@ -105,11 +106,7 @@ def _table_view(table: pd.DataFrame) -> dict:
                 }
             )
         rows.append({"label": row, "blurb": row in blurb_rows, "cells": cells})
-    caption = (
-        "median (IQR: 75th minus 25th percentile) over the seeds that finished ok, with the mean"
-        if statistic == "median"
-        else "mean (std) over the seeds that finished ok, with the median"
-    )
+    caption = f"{REGISTRY[statistic].words} over the seeds that finished ok, with the {other}"
     return {
         "corner": table.index.name or "",
         "columns": labels,
@@ -169,15 +166,15 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "seed_sections": seed_sections(selected, study, task_curves(cells, selected, study)),
         "tests": _records(baseline_tests(everything, study, selected)),
         "comparisons": comparisons_view(study_comparisons(everything, study, selected), study),
+    }
+
+
 def _debug_command(row: dict) -> str:
     """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell)."""
     path = row.get("path")
     if not isinstance(path, str):
         return ""
     return f"blurbflow cell {os.path.normpath(os.path.dirname(path))}"
-
-
-    }
 
 
 def _problems(cells: pd.DataFrame) -> dict:

@@ -66,7 +66,7 @@ def reproduction_view(frame: pd.DataFrame, study: dict) -> dict | None:
         "summary": reproduction_summary(frame),
         "source": frame.attrs.get("source", ""),
         "statistic": statistic,
-        "interval": INTERVALS[statistic],
+        "interval": INTERVALS.get(statistic, "none (no interval is defined for this statistic)"),
         "corner": rows_dim,
         "column_header": " / ".join(column_dims) or "column",
         "show_task": "task" not in (rows_dim, *column_dims),

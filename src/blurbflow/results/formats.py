@@ -1,6 +1,7 @@
 """A study's table (results/tables.py `study_table`) as text: CSV with every number, and
 Markdown and LaTeX with 'mean (std)' per entry, the best in bold, then the medians; a study with
-`statistic: median` shows 'median (IQR)' first, then the means."""
+`statistic: median` shows 'median (IQR)' first, then the means (each statistic's spread and
+second: results/statistics.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.io import write_text_atomic
+from blurbflow.results.statistics import REGISTRY
 from blurbflow.results.tables import BLURB_KEY, column_labels, table_entries
 
 
@@ -25,15 +27,13 @@ def format_entry(mean: float, std: float, n: int, digits: int = 1, diverged: int
     return f"{mean:.{digits}f} ({std:.{digits}f}){note}"
 
 
-SPREAD = {"mean": "std", "median": "iqr"}  # the spread shown next to each statistic
-
-
 def entry_text(entry: dict, statistic: str = "mean") -> str:
     """format_entry of one `table_entries` entry ('median (IQR)' for `statistic` median), then
     `via {recipe}` where a `choose` group picked that recipe on dev."""
+    spread = REGISTRY[statistic].spread
     text = format_entry(
         entry[statistic],
-        entry[SPREAD[statistic]],
+        entry[spread] if spread else math.nan,
         int(entry["n"]),
         diverged=int(entry["diverged"]),
     )
@@ -75,7 +75,7 @@ def format_medians(table: pd.DataFrame) -> pd.DataFrame:
     labels = column_labels(table)
     entries = table_entries(table)
     blurb_rows = set(table.attrs.get("blurb_rows", []))
-    other = "mean" if table.attrs.get("statistic") == "median" else "median"
+    other = REGISTRY[table.attrs.get("statistic", "mean")].second
     grid = []
     for row in table.index:
         texts = []
@@ -91,18 +91,16 @@ def format_medians(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(grid, index=table.index, columns=labels, dtype="object")
 
 
-MEDIAN_CAPTION = "Median over seeds (n = seeds that finished ok):"
-MEAN_CAPTION = "Mean over seeds (n = seeds that finished ok):"
-# the first line of a median study's Markdown and LaTeX (mean studies have none)
-MEDIAN_FIRST = "Median (IQR: 75th minus 25th percentile) over seeds; bold: the best median."
-
-
 def _captions(table: pd.DataFrame) -> tuple[list[str], str]:
-    """(lines before the first grid, caption of the second) for the table's statistic."""
+    """(lines before the first grid, caption of the second) for the table's statistic: e.g.
+    'Median (IQR: …) over seeds; bold: the best median.' (mean tables have no first line)."""
     folds = [table.attrs["folds"], ""] if table.attrs.get("folds") else []
-    if table.attrs.get("statistic") == "median":
-        return [MEDIAN_FIRST, *folds], MEAN_CAPTION
-    return folds, MEDIAN_CAPTION
+    statistic = REGISTRY[table.attrs.get("statistic", "mean")]
+    second = f"{statistic.second.capitalize()} over seeds (n = seeds that finished ok):"
+    if not statistic.first_line:
+        return folds, second
+    words = statistic.words[0].upper() + statistic.words[1:]
+    return [f"{words} over seeds; bold: the best {statistic.name}.", *folds], second
 
 
 def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:

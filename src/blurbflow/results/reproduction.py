@@ -94,6 +94,8 @@ def interval(values: Sequence[float], statistic: str) -> tuple[float, float, flo
     """(low, high, level) of the study's statistic over the seeds (module doc)."""
     if statistic == "median":
         return median_interval(values)
+    if statistic != "mean":
+        return None  # no interval for another registered statistic (results/statistics.py)
     found = mean_interval(values)
     return None if found is None else (*found, LEVEL)
 

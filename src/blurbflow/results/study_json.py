@@ -3,8 +3,9 @@
 
 Per table column (model × recipe, a `choose` group by its label) and task: the seeds' test
 scores at the hyperparameters selected on dev (as the table selects them), their mean, sample
-std, median, IQR, count and diverged seeds; per column the BLURB score (the macro average over
-task types of the study's tasks, of the means and of the medians). With them: the config hash
+std, median, IQR, count (every statistic of results/statistics.py's registry) and diverged
+seeds; per column the BLURB score (the macro average over task types of the study's tasks, of
+the means and of the medians: each statistic that feeds BLURB). With them: the config hash
 (sha256 of the canonical JSON of everything in the config the study's cells depend on, see
 `study_config`), the blurbflow and package versions and the git commit of the code that wrote
 it. Missing numbers (no finished seed, NaN) are `null`."""
@@ -24,6 +25,7 @@ from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_label, blurb_score
 from blurbflow.provenance import REPORT_PACKAGES, git, git_commit, package_version
 from blurbflow.results.layout import shown_study
+from blurbflow.results.statistics import REGISTRY
 from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
 from blurbflow.results.tables import seed_summary, study_statistic
 from blurbflow.tasks import get_task
@@ -86,12 +88,9 @@ def _number(value) -> float | int | None:
 
 def _entry(scores: list[float], diverged: int) -> dict:
     summary = seed_summary(scores)
+    cast = {"float64": lambda v: _number(float(v)), "int64": int}
     return {
-        "mean": _number(float(summary["mean"])),
-        "std": _number(float(summary["std"])),
-        "median": _number(float(summary["median"])),
-        "iqr": _number(float(summary["iqr"])),
-        "n": int(summary["n"]),
+        **{name: cast[s.dtype](summary[name]) for name, s in REGISTRY.items()},
         "diverged": int(diverged),
         "scores": [_number(float(s)) for s in scores],
     }
@@ -104,7 +103,8 @@ def _blurb(tasks: list[str], entries: dict[str, dict], statistic: str) -> dict:
             return None  # a task without results: no BLURB score (never fewer tasks silently)
         return _number(float(blurb_score(values)))
 
-    blurb = {"label": blurb_label(tasks), "mean": score("mean"), "median": score("median")}
+    blurb = {"label": blurb_label(tasks)}
+    blurb.update({name: score(name) for name, s in REGISTRY.items() if s.blurb})
     return {**blurb, "score": blurb[statistic], "n": min(entries[t]["n"] for t in tasks)}
 
 

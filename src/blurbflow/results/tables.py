@@ -1,7 +1,8 @@
 """Per-study tables like the papers': test metric mean (std) and median (IQR) over seeds, best per
-row marked by the study's `statistic` (mean, or median as Bio-LM reports), BLURB score row
-(docs/results.md). `study_table` builds the numbers (a frame with a
-(column, stat) header); results/formats.py writes them as CSV, Markdown and LaTeX."""
+row marked by the study's `statistic` (mean, or median as Bio-LM reports; the statistics are
+results/statistics.py's registry), BLURB score row (docs/results.md). `study_table` builds the
+numbers (a frame with a (column, stat) header); results/formats.py writes them as CSV, Markdown
+and LaTeX."""
 
 from __future__ import annotations
 
@@ -11,14 +12,22 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from blurbflow.metrics.blurb import blurb_parts, blurb_score
+from blurbflow.metrics.blurb import blurb_parts
 from blurbflow.results.layout import DIMS, shown_study, study_layout
+from blurbflow.results.statistics import (
+    REGISTRY,
+    combine_tasks,
+    get_statistic,
+    statistic_names,
+    summarise,
+    table_statistics,
+)
 from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
 from blurbflow.study_plan import cross_validation
 
-STATS = ("mean", "std", "median", "iqr", "n", "diverged", "best")
+MARKS = ("diverged", "best")  # after the seed statistics in every table
 FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score
-STATISTICS = ("mean", "median")  # a study's `statistic`: the entry value, bold and BLURB
+STATISTICS = statistic_names()  # a study's `statistic`: the entry value, bold and BLURB
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
 
@@ -35,8 +44,7 @@ def compared_dimension(study: dict) -> str | None:
 def study_statistic(study: dict) -> str:
     """The study's `statistic` (default mean)."""
     statistic = study.get("statistic", "mean")
-    if statistic not in STATISTICS:
-        raise ValueError(f"study statistic {statistic!r} is not one of {', '.join(STATISTICS)}")
+    get_statistic(statistic)  # ValueError naming the choices
     return statistic
 
 
@@ -51,21 +59,16 @@ def best_rule(study: dict) -> str:
 
 
 def seed_summary(values: Sequence[float]) -> dict:
-    """Mean, sample std (ddof=1; NaN with one seed), median, interquartile range (75th − 25th
-    percentile, linear interpolation; NaN with one seed) and count of per-seed scores."""
-    series = pd.Series(list(values), dtype="float64")
-    return {
-        "mean": series.mean() if len(series) else math.nan,
-        "std": series.std(ddof=1) if len(series) > 1 else math.nan,
-        "median": series.median() if len(series) else math.nan,
-        "iqr": series.quantile(0.75) - series.quantile(0.25) if len(series) > 1 else math.nan,
-        "n": len(series),
-    }
+    """Every registered statistic of the per-seed scores (mean, sample std, median, IQR, n, …;
+    results/statistics.py)."""
+    return summarise(values)
 
 
 def table_stats(study: dict) -> tuple[str, ...]:
-    """The stats of each table column: STATS, and `folds` in a cross-validated study."""
-    return (*STATS, FOLDS) if cross_validation(study) else STATS
+    """The stats of each table column: the study's seed statistics (`table_statistics`), the
+    marks, and `folds` in a cross-validated study."""
+    stats = (*table_statistics(study_statistic(study)), *MARKS)
+    return (*stats, FOLDS) if cross_validation(study) else stats
 
 
 def fold_counts(selected: pd.DataFrame) -> dict[tuple, int]:
@@ -113,13 +116,10 @@ def _mark_best(entries: list[dict], compared: str | None, statistic: str = "mean
 
 
 def _blurb_entry(parts: list[dict]) -> dict:
-    """One BLURB entry from the per-task entries it summarises (BLURB of means and of medians)."""
+    """One BLURB entry from the per-task entries it summarises (BLURB of means and of medians;
+    no std or IQR: seeds are not paired across tasks; n: the weakest support)."""
     entry = {
-        "mean": blurb_score({p["task"]: p["mean"] for p in parts}),
-        "std": math.nan,  # seeds are not paired across tasks, so there is no per-seed BLURB
-        "median": blurb_score({p["task"]: p["median"] for p in parts}),
-        "iqr": math.nan,  # as std: no per-seed BLURB
-        "n": min(p["n"] for p in parts),  # the weakest support among the tasks
+        **combine_tasks(parts),
         "diverged": sum(p["diverged"] for p in parts),
         "task": BLURB_KEY,
     }
@@ -133,9 +133,9 @@ def study_table(
     cells: pd.DataFrame, name: str, study: dict, selected: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """The study's table: index = row labels, columns = (column label, stat) with stats
-    mean, std, median, iqr, n (seeds ok) and best (see `compared_dimension`; by the study's
-    `statistic`). `selected`: the
-    study's cells already through `study_cells`, when the caller has them."""
+    mean, std, median, iqr, n (seeds ok; `table_stats`), diverged and best (see
+    `compared_dimension`; by the study's `statistic`). `selected`: the study's cells already
+    through `study_cells`, when the caller has them."""
     study = shown_study(study)
     rows_dim, column_dims = study_layout(study)
     order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
@@ -159,16 +159,7 @@ def study_table(
 
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
-    empty = {
-        "mean": math.nan,
-        "std": math.nan,
-        "median": math.nan,
-        "iqr": math.nan,
-        "n": 0,
-        "diverged": 0,
-        "best": False,
-        FOLDS: 0,
-    }
+    empty = {**{n: s.empty for n, s in REGISTRY.items()}, "diverged": 0, "best": False, FOLDS: 0}
     data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in stats}
     position = {row: i for i, row in enumerate(row_labels)}
     for entry in entries:
@@ -236,9 +227,9 @@ def _blurb_entries(entries, rows_dim, column_dims, order) -> list[dict]:
 
 def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
     for label in column_labels:
-        for stat in ("mean", "std", "median", "iqr"):
-            table[(label, stat)] = table[(label, stat)].astype("float64")
-        table[(label, "n")] = table[(label, "n")].astype("int64")
+        for stat, statistic in REGISTRY.items():
+            if (label, stat) in table.columns:
+                table[(label, stat)] = table[(label, stat)].astype(statistic.dtype)
         table[(label, "diverged")] = table[(label, "diverged")].astype("int64")
         table[(label, "best")] = table[(label, "best")].astype("bool")
         if (label, FOLDS) in table.columns:
