@@ -9,7 +9,8 @@ without bias correction, epsilon 1e-6; a config's `defaults` and recipes overrid
 The serialised form (`to_dict`) is the flat mapping that the finetune rule's params, result.json
 and cells.parquet carry. Options that join a cell only when set (a model's `revision`, early
 stopping's `patience`, …) default to `UNSET` and are left out of it, so cells that do not set
-them keep their params; `from_dict` rejects any key it does not know.
+them keep their params; `from_dict` rejects any key it does not know. Each recipe option's
+help, allowed values and schema are its field's metadata (blurbflow.option_fields._option).
 """
 
 from __future__ import annotations
@@ -20,166 +21,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from blurbflow.errors import ConfigError
-
-
-class _Unset:
-    """An option that is not part of a cell (left out of its serialised form); falsy."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __reduce__(self):
-        return (_Unset, ())
-
-
-UNSET: Any = _Unset()
-
-
-def _optional(help: str):
-    return field(default=UNSET, metadata={"help": help})
-
-
-def _option(
-    default: Any = dataclasses.MISSING,
-    help: str = "",
-    *,
-    choices: tuple[str, ...] | None = None,
-    schema: dict | None = None,
-) -> Any:
-    """A recipe option: its default, help and allowed values, the one place they are written
-    (the config schema, docs/recipes.md and config/README.md are generated from them:
-    `python -m blurbflow.option_docs`). `schema`: its JSON schema, less enum and description."""
-    metadata = {"help": help, "recipe": True, "schema": schema or {}}
-    if choices:
-        metadata["choices"] = choices
-    return field(default=default, metadata=metadata)
-
-
-def _about(help: str) -> Any:
-    """A field that the workflow sets, not a recipe (required: no default)."""
-    return field(metadata={"help": help})
-
-
-# Recipe keys that are no cell option: `extends` composes recipes, `description` is text.
-RECIPE_KEYS: dict[str, dict] = {
-    "extends": {
-        "help": "the recipe whose options this one starts from (its own keys win)",
-        "schema": {"type": "string"},
-    },
-    "description": {
-        "help": "free text for the report; no cell option, so editing it re-runs nothing",
-        "schema": {"type": "string"},
-    },
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class InputOptions:
-    """Everything that changes tokenization: one cache per (model, task, key)."""
-
-    max_length: int = _option(
-        help="input length in tokens, longer inputs cut (default: the task's, e.g. GAD 128)",
-        schema={"type": "integer", "minimum": 8},
-    )
-    segment_ids: str = _option(
-        "pair",
-        "QA/STS pair inputs: token type ids 0/1 (`pair`) or all 0 (`single`)",
-        choices=("pair", "single"),
-    )
-    tagging: str = _option(
-        "BIO",
-        "NER/PICO training tag scheme; predictions are decoded back to BIO before scoring",
-        choices=("BIO", "BIOUL", "IO"),
-    )
-    re_input: str = _option(
-        "dummify",
-        "RE input: entities replaced by placeholders, wrapped in [E1]/[E2] markers, or the "
-        "original text",
-        choices=("dummify", "markers", "original"),
-    )
-
-    # the allowed values of the input options that have a few (the fields' metadata)
-    VALUES: ClassVar[dict[str, tuple[str, ...]]]
-
-    def key(self, applicable: tuple[str, ...]) -> str:
-        """The cache key: `L{max_length}` then the values of the input options that apply to
-        the task type (`applicable`), e.g. `L256-markers` (RE), `L512-BIOUL` (NER), `L512`."""
-        parts = [f"L{int(self.max_length)}"]
-        for name in applicable:
-            value = getattr(self, name)
-            if value not in self.VALUES[name]:
-                raise ConfigError(f"{name}: {value!r} is not one of {', '.join(self.VALUES[name])}")
-            parts.append(str(value))
-        return "-".join(parts)
-
-    @classmethod
-    def from_key(cls, key: str) -> InputOptions:
-        """The inputs a key stands for (options it leaves out take their defaults)."""
-        head, *rest = key.split("-")
-        if not head.startswith("L") or not head[1:].isdigit():
-            raise ValueError(f"input key {key!r}: expected L<max_length>[-<option value>…]")
-        given: dict[str, Any] = {"max_length": int(head[1:])}
-        for value in rest:
-            names = [name for name, values in cls.VALUES.items() if value in values]
-            if not names or names[0] in given:
-                raise ValueError(f"input key {key!r}: unknown or repeated part {value!r}")
-            given[names[0]] = value
-        return cls(**given)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelOptions:
-    """The model a cell loads, as its config entry gives it (blurbflow.models.prefetch)."""
-
-    model: str  # the config's name for it
-    model_source: str  # a local folder, a hub id or a url (blurbflow.models.archive)
-    revision: str = UNSET  # the settings below: only those the entry sets
-    cased: bool = UNSET
-    add_prefix_space: bool = UNSET
-    trust_remote_code: bool = UNSET
-    sha256: str = UNSET  # a URL model's archive, pinned
-    subfolder: str = UNSET  # the model folder inside that archive
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if getattr(self, f.name) is not UNSET
-        }
-
-
-@dataclass(frozen=True, kw_only=True)
-class InitFrom:
-    """The source cells a dependant starts from (blurbflow.init_from)."""
-
-    task: str
-    recipe: str
-    hparams: str
-    seed: int | str = "same"  # `same`: seed N starts from the source's seed N
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-_POSITIVE = {"$ref": "#/$defs/positive_number"}
-_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_BETA = {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
-_COUNT = {"type": "integer", "minimum": 0}
-
-
-def _grid_axis(one: dict) -> dict:
-    """One value, or a list of them: a grid axis chosen on dev (blurbflow.grid)."""
-    return {"oneOf": [one, {"type": "array", "minItems": 1, "items": one}]}
+from blurbflow.option_fields import (  # noqa: F401 (the groups are imported from here)
+    UNSET,
+    InitFrom,
+    InputOptions,
+    ModelOptions,
+    S,
+    _about,
+    _option,
+    _optional,
+    recipe_fields,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,71 +45,51 @@ class CellOptions:
     seed: int = _optional("a cell's seed; a job (all its seeds) has none")
     code_version: str = field(default="1", metadata={"help": "the config's `code_version`"})
     inputs: InputOptions = _about("the options that change tokenization")
-    # the recipe (docs/recipes.md)
+    # the recipe (docs/recipes.md); help, choices and schema: blurbflow.option_fields._option
     epochs: int | None = _option(
-        3,
-        "training epochs: a whole number, or a mapping task → number with `default`",
-        schema={"$ref": "#/$defs/epochs"},
+        3, "training epochs, or a mapping task → epochs with `default`", schema=S.EPOCHS
     )
-    lr: float | None = _option(  # None until a `hparams_from` selection sets it
-        5e-5, "peak learning rate, or a list of them (a grid)", schema={"$ref": "#/$defs/lr"}
-    )
-    batch_size: int | None = _option(
-        32, "training batch size, or a list of them (a grid)", schema={"$ref": "#/$defs/batch_size"}
-    )
+    lr: float | None = _option(5e-5, "peak learning rate, or a list (a grid)", schema=S.LR)
+    batch_size: int | None = _option(32, "batch size, or a list (a grid)", schema=S.BATCH)
     warmup_ratio: float = _option(
-        0.1, "share of the steps the learning rate warms up over, then decays to 0", schema=_UNIT
+        0.1, "share of the steps the learning rate warms up over, then decays to 0", schema=S.UNIT
     )
-    weight_decay: float = _option(
-        0.01, "AdamW's decoupled weight decay", schema={"type": "number", "minimum": 0}
-    )
-    dropout: float = _option(0.1, "dropout of the encoder and the head", schema=_UNIT)
+    weight_decay: float = _option(0.01, "AdamW's decoupled weight decay", schema=S.NONNEG)
+    dropout: float = _option(0.1, "dropout of the encoder and the head", schema=S.UNIT)
     adam_bias_correction: bool = _option(
-        False,
-        "Adam's bias correction (off in BERT's optimizer; Tinn et al. turn it on)",
-        schema={"type": "boolean"},
+        False, "Adam's bias correction (off in BERT's optimizer; Tinn et al. turn it on)", S.BOOL
     )
-    adam_beta1: float = _option(0.9, "Adam's beta1", schema=_BETA)
-    adam_beta2: float = _option(0.999, "Adam's beta2", schema=_BETA)
-    adam_epsilon: float = _option(1e-6, "Adam's epsilon", schema=_POSITIVE)
+    adam_beta1: float = _option(0.9, "Adam's beta1", schema=S.BETA)
+    adam_beta2: float = _option(0.999, "Adam's beta2", schema=S.BETA)
+    adam_epsilon: float = _option(1e-6, "Adam's epsilon", schema=S.POSITIVE)
     max_grad_norm: float | None = _option(
-        1.0,
-        "gradients clipped to this norm (null: no clipping)",
-        schema={"type": ["number", "null"], "exclusiveMinimum": 0},
+        1.0, "gradients clipped to this norm (null: no clipping)", schema=S.NORM
     )
     freeze_lower: int | str | None = _option(
-        0,
-        "freeze the embeddings and the lowest N layers (`half`: half of them), or a list (a grid)",
-        schema=_grid_axis({"$ref": "#/$defs/freeze_value"}),
+        0, "freeze the embeddings and lowest N layers (`half`: half), or a list", schema=S.FREEZE
     )
     layerwise_lr_decay: float | None = _option(
-        None,
-        "layer-wise learning-rate decay d in (0, 1] (null: off), or a list (a grid)",
-        schema=_grid_axis({"$ref": "#/$defs/decay_value"}),
+        None, "layer-wise lr decay d in (0, 1] (null: off), or a list (a grid)", schema=S.DECAY
     )
     reinit_top: int | None = _option(
-        0, "top layers re-initialised, or a list of counts (a grid)", schema=_grid_axis(_COUNT)
+        0, "top layers re-initialised, or a list of counts (a grid)", schema=S.REINIT
     )
-    remove_top: int = _option(0, "top layers dropped before fine-tuning", schema=_COUNT)
+    remove_top: int = _option(0, "top layers dropped before fine-tuning", schema=S.COUNT)
     select: str = _option(
         "best_dev",
         "which evaluation is the cell's: the best on dev, or the last (train+dev forces last)",
         choices=("best_dev", "last"),
     )
-    eval_batch_size: int = _option(
-        64, "batch size of dev and test scoring", schema={"type": "integer", "minimum": 1}
-    )
+    eval_batch_size: int = _option(64, "batch size of dev and test scoring", schema=S.SIZE)
     train_on: str = _option(
         "train",
         "the training split(s); `train+dev` holds nothing out, so selection is `last`",
         choices=("train", "train+dev"),
     )
     train_subsample: int | None = _option(
-        None,
-        "N random training instances, the same for every seed (null: all)",
-        schema={"type": ["integer", "null"], "minimum": 1},
+        None, "N random training instances, the same for every seed (null: all)", S.SOME
     )
-    subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=_COUNT)
+    subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=S.COUNT)
     head: str = _option(
         "linear",
         "a linear classifier, or a BiLSTM over the encoder states before it",
@@ -283,14 +115,10 @@ class CellOptions:
     )
     # joined only when set
     eval_every_steps: int | None = _option(
-        UNSET,
-        "score dev and test every N optimizer steps (and at the end) instead of once per epoch",
-        schema={"type": ["integer", "null"], "minimum": 1},
+        UNSET, "score dev and test every N optimizer steps (and at the end), not per epoch", S.SOME
     )
     patience: int | None = _option(
-        UNSET,
-        "early stopping: stop after N evaluations without a better dev score",
-        schema={"type": ["integer", "null"], "minimum": 1},
+        UNSET, "early stopping: stop after N evaluations without a better dev score", S.SOME
     )
     revision: str = _optional("the model entry's settings (blurbflow.models.prefetch)")
     cased: bool = _optional("the model entry's `cased`")
@@ -302,12 +130,7 @@ class CellOptions:
         UNSET,
         "recipe(s) whose train-only cells choose, per model and task on dev, this recipe's lr, "
         "batch size, technique settings and epochs (it runs once, in the folder `selected`)",
-        schema={
-            "oneOf": [
-                {"type": "string"},
-                {"type": "array", "minItems": 1, "items": {"type": "string"}},
-            ]
-        },
+        schema=S.NAMES,
     )
     hparams_models: tuple[str, ...] = _optional("the reference models that chose the point")
     hparams_task: str = _optional("a cross-validation fold: its tune fold")
@@ -317,26 +140,14 @@ class CellOptions:
         UNSET,
         "start from the fine-tuned weights of another recipe's cell of the same model: "
         "{task, recipe (one hparams job), seed: same or a seed}",
-        schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["task", "recipe"],
-            "properties": {
-                "task": {"type": "string", "description": "the source cell's task"},
-                "recipe": {"type": "string", "description": "the source cell's recipe"},
-                "seed": {
-                    "oneOf": [{"const": "same"}, {"type": "integer", "minimum": 0}],
-                    "description": "`same` (the source seed of the same number) or a seed",
-                },
-            },
-        },
+        schema=S.INIT_FROM,
     )
     keep_weights: bool = _optional("a source of init_from saves its weights (set by the workflow)")
     keep_model: bool = _option(
         UNSET,
         "every seed keeps its fine-tuned model (the reported evaluation's) as a Hugging Face "
         "folder seed{N}/model/ with its tokenizer and a model card",
-        schema={"type": "boolean"},
+        S.BOOL,
     )
 
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
@@ -424,25 +235,9 @@ class CellOptions:
         return dataclasses.replace(self, **changes)
 
 
-InputOptions.VALUES = {
-    f.name: f.metadata["choices"]
-    for f in dataclasses.fields(InputOptions)
-    if "choices" in f.metadata
-}
-
-
 def recipe_options() -> dict[str, dict]:
-    """Every key a recipe may set → {help, schema, choices?, default?} (a default only where the
-    option has one; UNSET: joined only when set), in the config schema's order."""
-    out = {name: dict(about) for name, about in RECIPE_KEYS.items()}
-    for cls in (CellOptions, InputOptions):
-        for f in dataclasses.fields(cls):
-            if f.metadata.get("recipe"):
-                about = dict(f.metadata)
-                if f.default is not dataclasses.MISSING:
-                    about["default"] = f.default
-                out[f.name] = about
-    return out
+    """Every key a recipe may set → {help, schema, choices?, default?}, in the schema's order."""
+    return recipe_fields(CellOptions, InputOptions)
 
 
 def choices(name: str) -> tuple[str, ...]:
