@@ -112,3 +112,51 @@ def test_every_statistic_is_in_the_json_and_only_chosen_or_shown_ones_in_a_table
     table = study_table(frame(), "s", study("mean"))
     stats = list(dict.fromkeys(table.columns.get_level_values("stat")))
     assert stats == [*(n for n, s in REGISTRY.items() if s.shown), "diverged", "best"]
+
+
+# --- min: the statistic added by one registry entry (its commit touches only the registry and
+# this file) ---------------------------------------------------------------------------------
+
+
+def test_min_is_one_entry_that_a_study_may_choose():
+    assert "min" in statistic_names() and not REGISTRY["min"].shown
+    assert summarise([3.0, 1.0, 2.0])["min"] == 1.0 and math.isnan(summarise([])["min"])
+    assert "min" in with_statistics(SCHEMA)["$defs"]["statistic"]["enum"]
+
+
+def test_a_min_study_tables_show_the_lowest_seed_and_mark_it_best():
+    table = study_table(frame(), "s", study("min"))
+    # gad: a's seeds 60, 61, 95 and b's 64, 65, 66: b has the better worst seed
+    assert table.loc["gad", ("a", "min")] == 60.0 and table.loc["gad", ("b", "min")] == 64.0
+    best = table.xs("best", axis=1, level="stat")
+    assert best["b"].all() and not best["a"].any()
+    assert "a:min" in to_csv(table).splitlines()[0].split(",")
+    markdown = to_markdown(table)
+    assert markdown.startswith("Min (the lowest seed) over seeds; bold: the best min.")
+    assert "| gad | 60.0 | **64.0** |" in markdown  # no spread beside a min
+    assert "Mean over seeds" in markdown and "| gad | 72.0 (n=3) | 65.0 (n=3) |" in markdown
+    assert r"\textbf{64.0}" in to_latex(table)
+    blurb = [r for r in table.index if r.startswith("BLURB")][0]
+    assert table.loc[blurb, ("b", "min")] == pytest.approx((64.0 + 75.0) / 2)
+
+
+def test_min_is_in_every_json_but_in_no_table_of_a_study_that_does_not_choose_it():
+    for statistic in ("mean", "median"):
+        table = study_table(frame(), "s", study(statistic))
+        assert "min" not in table.columns.get_level_values("stat")
+        assert ":min" not in to_csv(table)
+        results = study_results(frame(), _config(statistic), "s")
+        b = next(c for c in results["columns"] if c["recipe"] == "b")
+        assert b["tasks"]["gad"]["min"] == 64.0
+        assert b["blurb"]["min"] == pytest.approx((64.0 + 75.0) / 2)
+    results = study_results(frame(), _config("min"), "s")
+    assert results["statistic"] == "min"
+    assert results["columns"][1]["blurb"]["score"] == pytest.approx(69.5)
+
+
+def test_the_report_of_a_min_study(tmp_path):
+    html = _rendered(tmp_path, "min")
+    assert "min (the lowest seed) over the seeds that finished ok, with the mean" in html
+    assert "Bold: best min among the recipes" in html
+    # biosses/standard: seeds 71 and 81: min 71.0, the mean 76.0 below it
+    assert "71.0" in html and '<small class="median">mean 76.0' in html

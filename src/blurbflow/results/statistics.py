@@ -120,6 +120,12 @@ def _count(scores: pd.Series) -> int:
     return len(scores)
 
 
+# the worst seed: how low a recipe can go (a study may choose it; in its tables only then)
+@register_statistic("min", blurb=True, words="min (the lowest seed)")
+def _min(scores: pd.Series) -> float:
+    return scores.min()
+
+
 def statistic_names() -> tuple[str, ...]:
     """What a study's `statistic:` may be: the statistics that feed the BLURB score."""
     return tuple(name for name, s in REGISTRY.items() if s.blurb)
