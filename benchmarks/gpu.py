@@ -7,7 +7,7 @@ classification head with ChemProt's 6 labels, initialised at random from the con
 generated directly, lengths drawn from ChemProt train's WordPiece lengths (quantiles below),
 truncated to 128. Batch 32, the project's recipe defaults (`CellOptions`).
 
-Training runs the project's own step, `train.loop.Steps` (micro-batches of train/batching.py,
+Training runs the project's own step, `train.fit.Steps` (micro-batches of train/batching.py,
 autocast and grad scaler of train/device.py, clipping, optimizer and schedule steps), with the
 optimizer groups and AdamW built as `train.cell.build_model_and_optimizer` builds them
 (`models.surgery.parameter_groups`), and again with the loop path of our AdamW and with
@@ -49,8 +49,7 @@ from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
 from blurbflow.train import batching
 from blurbflow.train import device as devices
-from blurbflow.train.fit import Optimisation
-from blurbflow.train.loop import Steps
+from blurbflow.train.fit import Optimisation, Steps
 from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.predict import BatchFormat, make_batch, predict
 from blurbflow.train.progress import Progress

@@ -45,7 +45,8 @@ CELL = r"""
 import time; t0 = time.perf_counter()
 import json, sys
 from pathlib import Path
-from blurbflow.train import cell, loop, optim
+from blurbflow.train import cell, optim
+from blurbflow.train import fit as loop
 from blurbflow.train.encode import encode_task
 from blurbflow.models.load import load_tokenizer
 from blurbflow.options import CellOptions

@@ -21,7 +21,6 @@ from blurbflow.options import CellOptions, InputOptions
 from blurbflow.tasks import get_task
 from blurbflow.train import cell as cell_module
 from blurbflow.train import fit as fit_module
-from blurbflow.train import loop as loop_module
 from blurbflow.train.encode import encode_task, load_encoded
 
 from common import minilm_path, parser, prepared, smoke_data, tiny_model
@@ -45,7 +44,7 @@ def blurbflow_epoch(
     model_path: str, encoded: Path, data: Path, work: Path, batching_mode: str = "bucketed"
 ) -> float:
     marks: dict[str, float] = {}
-    real_step = loop_module.Steps.step
+    real_step = fit_module.Steps.step
 
     def timed_step(*args, **kwargs):  # from the first batch (packed or micro-batched)
         marks.setdefault("start", time.perf_counter())
@@ -56,7 +55,7 @@ def blurbflow_epoch(
         raise EpochDone
 
     real_predict = fit_module.predict
-    loop_module.Steps.step, fit_module.predict = timed_step, stop_at_eval
+    fit_module.Steps.step, fit_module.predict = timed_step, stop_at_eval
     options = CellOptions(
         model="minilm",
         model_source=model_path,
@@ -76,7 +75,7 @@ def blurbflow_epoch(
     except EpochDone:
         pass
     finally:
-        loop_module.Steps.step, fit_module.predict = real_step, real_predict
+        fit_module.Steps.step, fit_module.predict = real_step, real_predict
     return marks["end"] - marks["start"]
 
 

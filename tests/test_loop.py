@@ -15,8 +15,7 @@ from blurbflow.train import checkpoint
 from blurbflow.train import device as devices
 from blurbflow.train.batching import collate
 from blurbflow.train.checkpoint import LoopState
-from blurbflow.train.fit import Optimisation
-from blurbflow.train.loop import Steps
+from blurbflow.train.fit import Optimisation, Steps
 from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.progress import Progress
 
@@ -170,7 +169,7 @@ def test_progress_eta_of_a_resumed_run_counts_only_its_own_steps():
 
 def test_steps_keep_losses_on_the_device_until_a_sync_and_catch_nan():
     from blurbflow.train.checkpoint import LoopState
-    from blurbflow.train.loop import CHECK_STEPS, Steps
+    from blurbflow.train.fit import CHECK_STEPS, Steps
     from blurbflow.train.progress import Progress
 
     model = tiny_classifier(layers=1)
@@ -221,7 +220,7 @@ def _tagger():
 def test_word_embedding_gradient_stays_sparse_through_a_batchs_micro_batches(monkeypatch):
     """On the CPU the passes add sparse rows to the word embeddings' gradient, made dense once
     before clipping: the steps are the dense steps (to float rounding)."""
-    from blurbflow.train import loop
+    from blurbflow.train import fit as loop
 
     rng = random.Random(2)
     data = {"input_ids": [[2] + [rng.randint(5, 49) for _ in range(rng.randint(1, 30))]]}
@@ -270,7 +269,7 @@ def test_word_embedding_gradient_stays_sparse_through_a_batchs_micro_batches(mon
 
 
 def test_no_sparse_embedding_gradient_off_the_cpu_for_random_batches_or_a_tied_weight():
-    from blurbflow.train.loop import sparse_embeddings
+    from blurbflow.train.fit import sparse_embeddings
 
     assert sparse_embeddings(_tagger(), torch.device("cuda"), "bucketed") is None
     assert sparse_embeddings(_tagger(), torch.device("cpu"), "random") is None

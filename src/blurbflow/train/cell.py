@@ -2,15 +2,16 @@
 epoch (or every `eval_every_steps` steps), select the evaluation (`best_dev` or `last`) and write
 result.json + predictions.parquet.
 
-`train_cell` is setup (inputs, model, checkpoint) → fit (train/fit.py) → finish (select the epoch,
-write the result). The options are one typed object (blurbflow.options.CellOptions), recorded
-as they serialise; docs/recipes.md explains them and docs/results.md the files.
+`train_cell` is setup (inputs, model, checkpoint) → fit (the training loop, train/fit.py, with the
+cell's hooks: JSONL log, kept model, tracking, fault injection; train/hooks.py) → finish (select
+the evaluation, write the result). The options are one typed object
+(blurbflow.options.CellOptions), recorded as they serialise; docs/recipes.md explains them and
+docs/results.md the files.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
 import time
@@ -18,12 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
-from blurbflow.identity import cell_identity, file_sha256
+from blurbflow.identity import cell_identity
 from blurbflow.init_from import source_weights, with_source_weights
-from blurbflow.io import write_json_atomic, write_parquet_atomic
+from blurbflow.io import write_json_atomic
 from blurbflow.metrics import chance_baseline
 from blurbflow.models import surgery
 from blurbflow.models.load import load_for_task
@@ -35,10 +35,12 @@ from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train import checkpoint, faults, kept, tagging, tracking
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
-from blurbflow.train.fit import CellData, Optimisation, Run, fit
+from blurbflow.train.fit import fit
+from blurbflow.train.hooks import Hook, Hooks, TrainLog
 from blurbflow.train.inputs import Splits, check_encoded, entity_pooling, token_ids, training_data
 from blurbflow.train.optim import AdamW, linear_schedule
-from blurbflow.train.predict import BatchFormat, label_dtype
+from blurbflow.train.predict import BatchFormat, label_dtype, write_predictions
+from blurbflow.train.run import CellData, Optimisation, Run
 from blurbflow.train.weights import load_matching, save_weights
 
 
@@ -162,24 +164,6 @@ def selected_epoch(run: Run, state: checkpoint.LoopState) -> tuple[dict | None, 
     return max(state.records, key=lambda e: e["dev"]), state.best_predictions
 
 
-def write_predictions(run: Run, predictions: dict | None) -> str:
-    """predictions.parquet: one row per instance of each scored split (gold and prediction as
-    JSON); returns its sha256."""
-    rows = [
-        {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
-        for split, values in (predictions or {}).items()
-        for i, g, p in zip(
-            run.data.splits.frame(split)["id"].astype(str).tolist(),
-            run.data.splits.gold(split),
-            values,
-            strict=True,
-        )
-    ]
-    path = run.cell_dir / "predictions.parquet"
-    write_parquet_atomic(path, pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]))
-    return file_sha256(path)
-
-
 def _weights_fields(run: Run) -> dict:
     """init_from: what this cell loaded; keep_weights: its saved weights' sha256. They are the
     weights after the last step, what fine-tuning continues from (with `select: best_dev` the
@@ -198,7 +182,7 @@ def _tokens(run: Run) -> dict[str, int]:
     counted = {"train": sum(len(ids) for ids in run.data.train["input_ids"])}
     counted["eval"] = sum(
         sum(len(ids) for ids in run.data.splits.encoded(split)["input_ids"])
-        for split in ("dev", "test")  # every evaluation scores both (fit.evaluate)
+        for split in ("dev", "test")  # every evaluation scores both (train/fit.py's evaluate)
     )
     return counted
 
@@ -209,10 +193,11 @@ def finish(
     error: str | None,
     start: tuple[datetime, float],
     result_path: Path,
-    data_dir: Path | None = None,
+    hooks: Hooks | None = None,
 ) -> Result:
-    """Write predictions.parquet, then result.json (with the predictions' digest), and remove
-    the checkpoint. `start`: the start's date and monotonic clock."""
+    """Write predictions.parquet, then result.json (with the predictions' digest and the hooks'
+    fields: a kept model's), and remove the checkpoint. `start`: the start's date and monotonic
+    clock."""
     started, clock = start
     selected, predictions = selected_epoch(run, state)
     spec, gold, train, options = run.data.spec, run.data.splits.gold, run.data.train, run.options
@@ -249,14 +234,25 @@ def finish(
         "git_commit": git_commit(),
         "started": started.isoformat(),
         "finished": datetime.now(UTC).isoformat(),
-        "predictions_sha256": write_predictions(run, predictions),
+        "predictions_sha256": write_predictions(run.data.splits, predictions, run.cell_dir),
         **_weights_fields(run),
     }
-    if options.keep_model:
-        result.update(kept.finish_model(options, run.cell_dir, result, data_dir))
+    if hooks is not None:
+        result.update(hooks.on_result(run, result))
     write_json_atomic(result_path, result)
     checkpoint.remove(run.cell_dir)
     return result
+
+
+def cell_hooks(run: Run, data_dir: Path, tracker: tracking.CellTracker) -> list[Hook]:
+    """What the loop calls out to, in this order at each point (train/hooks.py)."""
+    hooks: list[Hook] = []
+    if run.options.keep_model:
+        hooks.append(kept.KeptModel(run.options, run.cell_dir, data_dir))
+    hooks += [TrainLog(run.log_path), tracker]
+    if run.fault is not None:
+        hooks.append(faults.InTraining(run.fault))
+    return hooks
 
 
 def train_cell(
@@ -273,10 +269,8 @@ def train_cell(
     options and identity); returns the result written to result_path. `identity`: the job's
     blurbflow.identity.cell_identity (computed here when None); `tracked`: the experiment
     trackers the config turns on (blurbflow.train.tracking; None: none). `max_steps` (debugging,
-    not an option: the result does not record it): stop after that many optimizer steps, then
-    evaluate and write the result as usual; such a run starts afresh, without the checkpoint, so
-    that exactly that many steps run. Raises checkpoint.Preempted after saving when SIGTERM
-    arrives."""
+    not an option nor recorded): evaluate and finish after that many optimizer steps, started
+    afresh (no checkpoint read). Raises checkpoint.Preempted after saving when SIGTERM arrives."""
     start = datetime.now(UTC), time.monotonic()
     run = setup(options, encoded_dir, data_dir, Path(result_path).parent, threads, identity)
     o = run.opt
@@ -286,14 +280,11 @@ def train_cell(
             run.cell_dir, run.key, o.model, o.optimizer, o.scheduler, o.shuffler
         )
     resumed = state is not None
-    if state is None:
-        state = checkpoint.LoopState()
-        run.log_path.unlink(missing_ok=True)
-    run.tracker = tracking.open_cell(
-        tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch
-    )
-    with tracking.ending(run.tracker):
-        error = fit(run, state, resumed, max_steps)
-        result = finish(run, state, error, start, result_path, data_dir)
-        run.tracker.finish(result)
+    state = state or checkpoint.LoopState()
+    tracker = tracking.open_cell(tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch)
+    hooks = Hooks(cell_hooks(run, data_dir, tracker))
+    with hooks.running():  # a cell that raises ends its tracked runs KILLED or FAILED
+        error = fit(run, state, resumed, hooks, max_steps)
+        result = finish(run, state, error, start, result_path, hooks)
+        hooks.on_end(result)
     return result

@@ -33,7 +33,7 @@ class LoopState:
     records: list[dict] = field(default_factory=list)  # finished evaluations' metrics
     best_predictions: dict | None = None
     last_predictions: dict | None = None
-    scaler: dict | None = None  # fp16's loss scale and its growth count (train/loop.py)
+    scaler: dict | None = None  # fp16's loss scale and its growth count (train/fit.py)
 
 
 class SigtermFlag:

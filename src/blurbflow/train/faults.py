@@ -5,7 +5,8 @@ Kinds: `raise` (an exception before training), `hold` (waits before training unt
 `BLURBFLOW_RELEASE` names exists: a job that is still running when a test wants it), `nan` (the
 loss becomes NaN), `sigterm` and `sigkill` (the process signals itself). The in-training faults
 fire at the first step of epoch 2 and only in a run that did not resume from a checkpoint, so a
-retry finishes the cell. Unset in normal runs, where this module does nothing.
+retry finishes the cell; they reach the loop as a hook (`InTraining`, train/hooks.py). Unset in
+normal runs, where this module does nothing and the loop calls no hook at a step.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import fnmatch
 import os
 import signal
 import time
+
+from blurbflow.train.hooks import Hook
 
 KINDS = ("raise", "hold", "nan", "sigterm", "sigkill")
 EPOCH = 2
@@ -61,3 +64,16 @@ def in_training(kind: str | None, epoch: int, step: int, resumed: bool, loss):
     elif kind == "nan":
         return loss * float("nan")
     return loss
+
+
+class InTraining(Hook):
+    """The planned fault (`kind`) at its step, through the loop's `on_loss` point."""
+
+    def __init__(self, kind: str | None):
+        self.kind, self.resumed = kind, False
+
+    def on_start(self, run, state, resumed: bool) -> None:
+        self.resumed = resumed
+
+    def on_loss(self, state, loss):
+        return in_training(self.kind, state.epoch, state.step, self.resumed, loss)

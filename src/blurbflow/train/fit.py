@@ -1,84 +1,49 @@
-"""A cell's training: epochs of optimizer steps with dev and test scored after every epoch (or
-every `eval_every_steps` optimizer steps), a checkpoint after every evaluation and on SIGTERM, so
-a preempted run resumes where it stopped, and early stopping after `patience` evaluations without
-a better dev score (docs/recipes.md)."""
+"""A cell's training loop, whole: `fit` runs epochs of optimizer steps (`Steps.step`), scores
+dev and test when `evaluate_now` says (after every epoch, or every `eval_every_steps` steps, and
+after the last step), saves a checkpoint after every evaluation and on SIGTERM, so a preempted
+run resumes where it stopped, and stops early after `patience` evaluations without a better dev
+score (docs/recipes.md). The JSONL log, kept models, tracking and fault injection are hooks
+(train/hooks.py), called at fixed points, not written into the loop.
+
+One step: the batch's micro-batches' forward and backward passes (train/batching.py) in the
+cell's precision (train/device.py), then clipping and the optimizer and schedule steps. Step
+losses stay on the device until `Steps.sync` brings them to the host, in one transfer every
+CHECK_STEPS steps, when a progress line is due and before an evaluation or a save: a `.item()`
+per step would stall the GPU queue every step. A non-finite loss ends the cell as diverged at
+the next sync (at most CHECK_STEPS steps late; the weights are garbage by then either way).
+On the CPU the word embeddings' gradient stays sparse through a batch's micro-batches
+(`sparse_embeddings`): a dense one costs every pass a zeroed vocabulary × width matrix and its
+addition (MiniLM-L6: 11.7M of its 22.7M weights); sparse, a pass adds only its tokens' rows, and
+the sum becomes dense once, before clipping and the optimizer step (`densify`).
+"""
 
 from __future__ import annotations
 
 import functools
-import json
 import math
-import random
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
+import torch
 
 from blurbflow.metrics import also_reported, compute_metric
 from blurbflow.options import CellOptions
-from blurbflow.tasks import TaskSpec
-from blurbflow.train import batching, checkpoint, faults, kept, packing
+from blurbflow.train import batching, checkpoint, packing
+from blurbflow.train import device as devices
 from blurbflow.train.checkpoint import LoopState
-from blurbflow.train.inputs import Splits
-from blurbflow.train.loop import Steps
-from blurbflow.train.predict import BatchFormat, make_batch, predict
+from blurbflow.train.hooks import Hooks
+from blurbflow.train.predict import predict
 from blurbflow.train.progress import Progress
-from blurbflow.train.tracking import CellTracker
+from blurbflow.train.run import CellData, Optimisation, Run  # noqa: F401  (the loop's inputs)
+
+CHECK_STEPS = 50
 
 
-@dataclass
-class CellData:
-    """What the cell trains and is scored on."""
-
-    spec: TaskSpec
-    splits: Splits  # tokenized splits, frames and gold, read on first use
-    train: dict  # the training instances (blurbflow.train.inputs.training_data)
-
-
-@dataclass
-class Optimisation:
-    """The model and what steps it; the shuffler's state is the batch order (checkpointed)."""
-
-    model: object
-    optimizer: object
-    scheduler: object
-    device: object
-    shuffler: random.Random
-
-
-@dataclass
-class Run:
-    """Everything a cell's training reads, prepared once by `cell.setup`."""
-
-    options: CellOptions
-    data: CellData
-    fmt: BatchFormat
-    opt: Optimisation
-    cell_dir: Path
-    identity: dict  # blurbflow.identity.cell_identity
-    key: str  # the checkpoint key: options and identity
-    fault: str | None = None  # blurbflow.train.faults
-    precision: str | None = None  # what the device ran, set by `fit`
-    init_report: dict | None = None  # what init_from loaded (blurbflow.train.weights)
-    tracker: CellTracker = field(default_factory=CellTracker)  # blurbflow.train.tracking
-
-    @property
-    def name(self) -> str:
-        return self.options.cell_id
-
-    @property
-    def log_path(self) -> Path:
-        return self.cell_dir / "train_log.jsonl"
-
-    def save(self, state: LoopState) -> None:
-        o = self.opt
-        checkpoint.save(
-            self.cell_dir, self.key, state, o.model, o.optimizer, o.scheduler, o.shuffler
-        )
-
-    def batch(self, rows: list[int]) -> dict:
-        return make_batch(self.data.train, rows, self.fmt)
+def evaluate_now(step: int, every: int | None, per_epoch: int, last: int) -> bool:
+    """Whether dev and test are scored after optimizer step `step` (counted from the run's
+    start): every `every` steps when set, else at each epoch's end; always after the last."""
+    return step == last or step % int(every or per_epoch) == 0
 
 
 def stopped_early(options: CellOptions, records: list[dict]) -> bool:
@@ -91,89 +56,72 @@ def stopped_early(options: CellOptions, records: list[dict]) -> bool:
     return len(records) - 1 - best >= int(patience)
 
 
-def fit(run: Run, state: LoopState, resumed: bool, max_steps: int | None = None) -> str | None:
-    """Train from `state` to the last epoch, early stop or divergence (the error is returned).
-    `max_steps`: stop after that many optimizer steps, evaluated (a debugging run).
-    Raises checkpoint.Preempted after saving when SIGTERM arrives."""
-    options = run.options
-    epochs, batch_size = options.epochs, int(options.batch_size)
+def fit(
+    run: Run, state: LoopState, resumed: bool, hooks: Hooks | None = None, max_steps=None
+) -> str | None:
+    """Train from `state` to the last step, an early stop or a divergence (its error returned).
+    `max_steps`: stop after that many steps (a debugging run). Raises checkpoint.Preempted after
+    saving when SIGTERM arrives."""
+    options, hooks = run.options, hooks or Hooks()
+    batch_size, every = int(options.batch_size), options.eval_every_steps
     per_epoch = math.ceil(len(run.data.train["input_ids"]) / batch_size)
-    last = epochs * per_epoch if max_steps is None else min(epochs * per_epoch, int(max_steps))
+    last = options.epochs * per_epoch
+    last = last if max_steps is None else min(last, int(max_steps))
     done = (state.epoch - 1) * per_epoch + state.step
-    progress = Progress(run.name, epochs, per_epoch, done=done)
-    steps = Steps(run.opt, options, progress, state)
-    token_level = run.data.spec.kind.token_level
-    if packing.packs(run.opt.model, token_level, run.opt.device, options.batching):
-        lengths, pad_id = run.data.train["length"], run.fmt.pad_id
+    steps = Steps(run.opt, options, Progress(run.name, options.epochs, per_epoch, done=done), state)
+    lengths = run.data.train["length"]
+    if packing.packs(
+        run.opt.model, run.data.spec.kind.token_level, run.opt.device, options.batching
+    ):
         steps.packer = lambda rows: packing.packed_batch(
-            run.data.train, packing.pack(lengths, rows), pad_id
+            run.data.train, packing.pack(lengths, rows), run.fmt.pad_id
         )
     run.precision = steps.precision
-    every = options.eval_every_steps
+    first_loss = functools.partial(hooks.on_loss, state)  # reads state.step when called
+    hooks.on_start(run, state, resumed)
     with checkpoint.SigtermFlag() as sigterm:
-        while state.epoch <= epochs and not stopped_early(options, state.records):
+        while state.epoch <= options.epochs:
+            run.opt.model.train()
             started = time.monotonic()
-            if error := _train_epoch(run, state, steps, sigterm, resumed, per_epoch, last):
+            if state.batches is None:  # a new epoch (a resumed one goes on with its order)
+                state.batches = batching.train_batches(lengths, batch_size, run.opt.shuffler)
+            for rows in state.batches[state.step :]:
+                if sigterm.raised:  # only between steps: the state saved is a step boundary
+                    steps.sync(state, force=True)
+                    run.save(state)
+                    raise checkpoint.Preempted(
+                        f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
+                        "the retry resumes from it"
+                    )
+                steps.step(lengths, rows, run.batch, first_loss)
+                state.step += 1
+                step = (state.epoch - 1) * per_epoch + state.step
+                due = evaluate_now(step, every, per_epoch, last)
+                if error := steps.sync(state, force=due):
+                    return error
+                if not due:
+                    continue
+                # the step is recorded where it is not an epoch's end (every N steps, max_steps)
+                record = evaluate(
+                    run, state, started, hooks, step if every or step % per_epoch else None
+                )
+                steps.progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
+                state.losses, started = [], time.monotonic()
+                if step == last or stopped_early(options, state.records):
+                    return None
+                if state.step < per_epoch:  # at an epoch's end the save comes below
+                    run.save(state)
+                run.opt.model.train()  # predict left it in eval mode
+            if error := steps.sync(state, force=True):  # the scaler's state for the save
                 return error
-            done = (state.epoch - 1) * per_epoch + state.step
-            if stopped_early(options, state.records) or (done == last and state.step < per_epoch):
-                break  # stopped within the epoch (evaluating every N steps, or max_steps)
-            if not every:
-                record = _evaluate(run, state, started)
-                progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
-                state.losses = []
-            if done == last:
-                break  # max_steps at an epoch's end
             state.epoch, state.step, state.batches = state.epoch + 1, 0, None
-            if state.epoch <= epochs and not stopped_early(options, state.records):
-                run.save(state)
+            run.save(state)  # the next epoch's order is drawn after: a resume draws the same
     return None
 
 
-def _train_epoch(
-    run: Run, state: LoopState, steps: Steps, sigterm, resumed: bool, per_epoch: int, last: int
-) -> str | None:
-    """The rest of the current epoch's batches (evaluating every `eval_every_steps` steps when
-    set, and after step `last` within the epoch); the divergence error, if any."""
-    run.opt.model.train()
-    every, lengths = run.options.eval_every_steps, run.data.train["length"]
-    started = time.monotonic()
-    if state.batches is None:
-        state.batches = batching.train_batches(
-            lengths, int(run.options.batch_size), run.opt.shuffler
-        )
-    for rows in state.batches[state.step :]:
-        if sigterm.raised:
-            steps.sync(state, force=True)
-            run.save(state)
-            raise checkpoint.Preempted(
-                f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
-                "the retry resumes from it"
-            )
-        inject = functools.partial(faults.in_training, run.fault, state.epoch, state.step, resumed)
-        steps.step(lengths, rows, run.batch, inject)
-        state.step += 1
-        if error := steps.sync(state):
-            return error
-        step = (state.epoch - 1) * per_epoch + state.step
-        within = every or state.step < per_epoch  # else `fit` evaluates at the epoch's end
-        if (every and step % int(every) == 0) or (step == last and within):
-            if error := steps.sync(state, force=True):
-                return error
-            record = _evaluate(run, state, started, step)
-            steps.progress.line(state.epoch, state.step, steps.lr, f"dev {record['dev']:.4f}")
-            state.losses, started = [], time.monotonic()
-            if stopped_early(run.options, state.records) or step == last:
-                return None
-            if state.step < per_epoch:  # at an epoch end, `fit` saves
-                run.save(state)
-            run.opt.model.train()  # predict left it in eval mode
-    return steps.sync(state, force=True)
-
-
-def _evaluate(run: Run, state: LoopState, started: float, step: int | None = None) -> dict:
-    """Score dev and test; keep the predictions of the best and last evaluations. `step`: the
-    optimizer step evaluated after (recorded when evaluating every N steps)."""
+def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int | None) -> dict:
+    """Score dev and test, keep the predictions of the best and last evaluations, then the
+    hooks see the record. `step`: the optimizer step, recorded when not an epoch's end."""
     spec, splits = run.data.spec, run.data.splits
     preds = {
         split: predict(
@@ -201,13 +149,116 @@ def _evaluate(run: Run, state: LoopState, started: float, step: int | None = Non
     improved = not state.records or record["dev"] > max(r["dev"] for r in state.records)
     if improved:
         state.best_predictions = preds
-    if run.options.keep_model and (improved or run.options.selection == "last"):
-        kept.save_model(run.opt.model, run.cell_dir)  # the weights the result reports
     state.records.append(record)
     state.last_predictions = preds
-    with run.log_path.open("a") as log:
-        log.write(json.dumps(record) + "\n")
-    if run.tracker:  # at the optimizer step the scheduler has counted
-        lr = max(group["lr"] for group in run.opt.optimizer.param_groups)
-        run.tracker.evaluation(record, record.get("step", run.opt.scheduler.last_epoch), lr)
+    hooks.on_evaluate(run, state, record, improved)
     return record
+
+
+class Steps:
+    def __init__(self, opt: Optimisation, options: CellOptions, progress: Progress, state=None):
+        """`opt`: the cell's model, optimizer, scheduler and device; `state`: the LoopState the
+        loop goes on from (a resumed fp16 run gets its loss scale back: a fresh scale of 2**16
+        would skip steps until it backed off again)."""
+        self.model, self.optimizer, self.scheduler = opt.model, opt.optimizer, opt.scheduler
+        self.device, self.progress = opt.device, progress
+        self.precision = devices.choose_precision(options.precision, self.device)
+        devices.configure(self.device, self.precision)
+        self.scaler = devices.grad_scaler(self.precision)
+        if self.scaler is not None and state is not None and state.scaler:
+            self.scaler.load_state_dict(state.scaler)
+        self.batching, self.max_grad_norm = options.batching, options.max_grad_norm
+        self.pending: list[torch.Tensor] = []
+        hidden = int(getattr(self.model.config, "hidden_size", 768))
+        self.pass_tokens = batching.pass_cost(self.device.type, hidden)
+        self.sparse = sparse_embeddings(self.model, self.device, self.batching)
+        self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
+        self.packer: Callable | None = None  # rows -> one packed batch (set by fit, or None)
+
+    def step(
+        self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
+    ) -> None:
+        """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
+        replace the first micro-batch's loss (the hooks' `on_loss`: fault injection)."""
+        if self.packer is not None:  # one pass over packed rows (train/packing.py)
+            parts, weights = [self.packer(rows)], [1.0]
+        else:
+            split = batching.micro_batches(
+                lengths, rows, self.batching, pass_tokens=self.pass_tokens
+            )
+            parts = [make(p) for p in split]
+            weights = batching.label_weights(parts)
+        total = None
+        for weight, part in zip(weights, parts, strict=True):
+            if not weight:
+                continue  # nothing labelled in it: no loss to learn from (and 0/0 = NaN)
+            with devices.autocast(self.device, self.precision):
+                loss = self.model(**devices.to_device(part, self.device)).loss
+            if total is None:
+                loss = first_loss(loss)
+            loss = loss.float() * weight
+            devices.backward(loss, self.scaler)
+            total = loss.detach() if total is None else total + loss.detach()
+        self._dense = densify(self.sparse, self._dense)
+        devices.optimizer_step(self.model, self.optimizer, self.scaler, self.max_grad_norm)
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if total is not None:
+            self.pending.append(total)
+        self.progress.update(samples=len(rows))
+
+    @property
+    def lr(self) -> float:
+        return max(group["lr"] for group in self.optimizer.param_groups)
+
+    def sync(self, state, force: bool = False) -> str | None:
+        """Bring pending losses into `state.losses` when due (or `force`), write a progress line
+        when one is due; returns the divergence error, or None."""
+        if not (force or len(self.pending) >= CHECK_STEPS or self.progress.due()):
+            return None
+        if force and self.scaler is not None:  # forced before every evaluation and save
+            state.scaler = self.scaler.state_dict()  # reads the scale: a sync, so only here
+        values = torch.stack(self.pending).tolist() if self.pending else []
+        self.pending = []
+        state.losses.extend(values)
+        self.progress.update(losses=values)
+        bad = next((v for v in values if not math.isfinite(v)), None)
+        if bad is not None:
+            return f"loss became {bad} at epoch {state.epoch} (by step {state.step})"
+        if self.progress.due():
+            self.progress.line(state.epoch, state.step, self.lr)
+        return None
+
+
+def sparse_embeddings(model, device: torch.device, batching_mode: str):
+    """The input word embeddings' weight when its gradient is kept sparse through a batch's
+    passes, else None. Only where nothing else uses the weight (no tied output layer)."""
+    if device.type != "cpu" or batching_mode != "bucketed":
+        return None
+    try:
+        embeddings = model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):
+        return None
+    if not isinstance(embeddings, torch.nn.Embedding) or embeddings.max_norm is not None:
+        return None
+    weight = embeddings.weight
+    uses = sum(p is weight for _, p in model.named_parameters(remove_duplicate=False))
+    if not weight.requires_grad or uses != 1:
+        return None
+    embeddings.sparse = True
+    return weight
+
+
+def densify(weight: torch.Tensor | None, dense: torch.Tensor | None) -> torch.Tensor | None:
+    """`weight`'s sparse gradient summed into `dense`, a buffer reused by every step (a fresh
+    vocabulary × width tensor per step would be paged in again each time); returns the buffer."""
+    grad = None if weight is None else weight.grad
+    if grad is None or not grad.is_sparse:
+        return dense
+    grad = grad.coalesce()
+    if dense is None:
+        dense = torch.zeros_like(weight)
+    else:
+        dense.zero_()
+    weight.grad = dense.index_add_(0, grad.indices()[0], grad.values())
+    return dense

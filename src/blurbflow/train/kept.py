@@ -2,7 +2,8 @@
 `seed{N}/model/` — config, safetensors weights, the tokenizer and a model card (README.md) — of
 the evaluation the cell reports (best on dev, or the last), so it loads with the task type's
 `AutoModelFor…` class (the `linear` head; other heads hold blurbflow's own modules). The card
-names the task, the data's digests, the scores, the seed and the recipe."""
+names the task, the data's digests, the scores, the seed and the recipe. `KeptModel` is the
+loop's hook (train/hooks.py) that saves it."""
 
 from __future__ import annotations
 
@@ -14,9 +15,25 @@ from blurbflow.digests import file_sha256
 from blurbflow.models.load import load_tokenizer
 from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
+from blurbflow.train.hooks import Hook
 
 MODEL_DIR = "model"
 WEIGHTS_FILE = "model.safetensors"
+
+
+class KeptModel(Hook):
+    """Saves the weights at each evaluation the cell may report (a better dev score, or every
+    one with `select: last`); the tokenizer, card and `model_sha256` when the result is made."""
+
+    def __init__(self, options: CellOptions, cell_dir: Path, data_dir: Path | None):
+        self.options, self.cell_dir, self.data_dir = options, Path(cell_dir), data_dir
+
+    def on_evaluate(self, run, state, record: dict, improved: bool) -> None:
+        if improved or self.options.selection == "last":
+            save_model(run.opt.model, self.cell_dir)
+
+    def on_result(self, run, result: dict) -> dict:
+        return finish_model(self.options, self.cell_dir, result, self.data_dir)
 
 
 def save_model(model, cell_dir: Path) -> None:

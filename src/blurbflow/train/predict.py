@@ -3,12 +3,16 @@ task's metric (word-level tags, labels, scores, label sets, answer spans: train/
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
+from blurbflow.identity import file_sha256
+from blurbflow.io import write_parquet_atomic
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, tagging
 from blurbflow.train.decode_span import decode_windows, predict_span, span_batch
@@ -121,3 +125,18 @@ def predict(
             for i, value in zip(rows, decoded, strict=True):
                 predictions[i] = value
     return predictions
+
+
+def write_predictions(splits, predictions: dict | None, cell_dir: Path) -> str:
+    """predictions.parquet: one row per instance of each scored split (gold and prediction as
+    JSON); returns its sha256. `splits`: the cell's blurbflow.train.inputs.Splits."""
+    rows = [
+        {"id": i, "split": split, "gold": json.dumps(g), "pred": json.dumps(p)}
+        for split, values in (predictions or {}).items()
+        for i, g, p in zip(
+            splits.frame(split)["id"].astype(str).tolist(), splits.gold(split), values, strict=True
+        )
+    ]
+    path = Path(cell_dir) / "predictions.parquet"
+    write_parquet_atomic(path, pd.DataFrame(rows, columns=["id", "split", "gold", "pred"]))
+    return file_sha256(path)

@@ -7,7 +7,8 @@ blurbflow.train.trackers, imported only when one is configured: a cell without t
 none of mlflow, tensorboard or wandb. Every call into a backend is guarded: one that raises is
 reported once in the job's log and dropped for the rest of the cell, which goes on untracked by
 it. A cell that resumes from its checkpoint continues the same tracked runs (their ids are kept
-in the cell folder's `tracking.json`); one that starts afresh starts new ones.
+in the cell folder's `tracking.json`); one that starts afresh starts new ones. The loop reaches
+the tracker as a hook (`CellTracker`, train/hooks.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from blurbflow.options import CellOptions
 from blurbflow.study_plan import runs_on
 from blurbflow.tasks.crossval import PARENT
 from blurbflow.train import Preempted
+from blurbflow.train.hooks import Hook
 
 RUN_IDS = "tracking.json"
 BACKENDS = ("mlflow", "tensorboard", "wandb")
@@ -118,8 +120,8 @@ def final_metrics(result: dict) -> dict[str, float]:
     }
 
 
-class CellTracker:
-    """The cell loop's one handle on its tracked runs (without backends every call is free)."""
+class CellTracker(Hook):
+    """The cell's one handle on its tracked runs (without backends every call is free)."""
 
     def __init__(self, backends: dict | None = None):
         self.backends = dict(backends or {})
@@ -135,6 +137,17 @@ class CellTracker:
             except Exception as error:  # tracking never fails or loses a cell
                 warn(name, what, error)
                 self.backends.pop(name, None)
+
+    def on_evaluate(self, run, state, record: dict, improved: bool) -> None:
+        if self:  # at the optimizer step the scheduler has counted
+            self.evaluation(record, record.get("step", run.opt.scheduler.last_epoch), run.lr)
+
+    def on_end(self, result: dict) -> None:
+        self.finish(result)
+
+    def on_error(self, error: BaseException) -> None:
+        """Preempted: KILLED (its retry continues the runs); any other error: FAILED."""
+        self.stop("KILLED" if isinstance(error, Preempted) else "FAILED")
 
     def evaluation(self, record: dict, step: int, lr: float) -> None:
         self.step = step
@@ -209,9 +222,6 @@ def ending(tracker: CellTracker) -> Iterator[CellTracker]:
     FAILED; one that finishes has ended them itself (`CellTracker.finish`)."""
     try:
         yield tracker
-    except Preempted:
-        tracker.stop("KILLED")
-        raise
-    except BaseException:
-        tracker.stop("FAILED")
+    except BaseException as error:
+        tracker.on_error(error)
         raise
