@@ -287,3 +287,22 @@ def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F81
             assert entry["n"] == 1 and entry["mean"] is not None, (column["model"], task)
         assert column["blurb"]["mean"] is not None
     assert len(results["config_hash"]) == 64 and results["blurbflow_version"]
+
+
+@pytest.mark.slow
+def test_the_readme_minimal_config_plans_its_study(clone):
+    """The README's minimal config ("Configure"), its model folder pointed at the clone's tiny
+    BERT, passes validation and plans its study's cells."""
+    section = (REPO / "README.md").read_text().split("## Configure", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    config = yaml.safe_load(block)
+    (model,) = config["models"].values()
+    model["path"] = MY_MODEL
+    (clone / "minimal.yaml").write_text(yaml.safe_dump(config))
+    run = run_as_typed(clone, ".venv/bin/snakemake --configfile minimal.yaml -n all")
+    log = run.stdout + run.stderr
+    assert run.returncode == 0 and "This was a dry-run" in log, log[-3000:]
+    study = config["studies"]["mine"]
+    grid = len(config["recipes"]["standard"]["lr"])
+    finetune = planned_jobs(log).get("finetune", [])
+    assert len(finetune) == len(study["models"]) * len(study["tasks"]) * grid, finetune
