@@ -200,6 +200,19 @@ def log_lines() -> set[str]:
     return lines
 
 
+def rules_and_commands() -> set[str]:
+    """Every rule and checkpoint of the workflow, and every `blurbflow` subcommand."""
+    names = set()
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        names.update(re.findall(r"^\s*(?:rule|checkpoint) (\w+)", path.read_text(), re.M))
+    from blurbflow.cli import build_parser
+
+    parser = build_parser()
+    for action in parser._subparsers._group_actions:  # argparse keeps its subparsers there
+        names.update(action.choices)
+    return names
+
+
 def _schema() -> dict:
     return yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
 
@@ -253,6 +266,12 @@ def test_every_log_line_is_explained():
     lines = log_lines()
     assert any("earlier result kept aside" in line for line in lines)
     assert undefined(lines) == []
+
+
+def test_every_rule_and_command_is_defined():
+    names = rules_and_commands()
+    assert {"finetune", "all", "build-model", "cell"} <= names
+    assert undefined(names) == []
 
 
 def test_every_study_and_model_key_is_named_on_the_page():
