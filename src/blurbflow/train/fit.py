@@ -57,7 +57,11 @@ def stopped_early(options: CellOptions, records: list[dict]) -> bool:
 
 
 def fit(
-    run: Run, state: LoopState, resumed: bool, hooks: Hooks | None = None, max_steps=None
+    run: Run,
+    state: LoopState,
+    resumed: bool,
+    hooks: Hooks | None = None,
+    max_steps: int | None = None,
 ) -> str | None:
     """Train from `state` to the last step, an early stop or a divergence (its error returned).
     `max_steps`: stop after that many steps (a debugging run). Raises checkpoint.Preempted after
@@ -67,16 +71,7 @@ def fit(
     per_epoch = math.ceil(len(run.data.train["input_ids"]) / batch_size)
     last = options.epochs * per_epoch
     last = last if max_steps is None else min(last, int(max_steps))
-    done = (state.epoch - 1) * per_epoch + state.step
-    steps = Steps(run.opt, options, Progress(run.name, options.epochs, per_epoch, done=done), state)
-    lengths = run.data.train["length"]
-    if packing.packs(
-        run.opt.model, run.data.spec.kind.token_level, run.opt.device, options.batching
-    ):
-        steps.packer = lambda rows: packing.packed_batch(
-            run.data.train, packing.pack(lengths, rows), run.fmt.pad_id
-        )
-    run.precision = steps.precision
+    steps, lengths = _steps(run, state, per_epoch), run.data.train["length"]
     first_loss = functools.partial(hooks.on_loss, state)  # reads state.step when called
     hooks.on_start(run, state, resumed)
     with checkpoint.SigtermFlag() as sigterm:
@@ -117,6 +112,21 @@ def fit(
             state.epoch, state.step, state.batches = state.epoch + 1, 0, None
             run.save(state)  # the next epoch's order is drawn after: a resume draws the same
     return None
+
+
+def _steps(run: Run, state: LoopState, per_epoch: int) -> Steps:
+    """The cell's step: packed rows where the model packs (train/packing.py), else padded
+    micro-batches; its precision is the run's."""
+    done = (state.epoch - 1) * per_epoch + state.step  # a resumed run's ETA counts from here
+    progress = Progress(run.name, run.options.epochs, per_epoch, done=done)
+    steps = Steps(run.opt, run.options, progress, state)
+    token_level, lengths = run.data.spec.kind.token_level, run.data.train["length"]
+    if packing.packs(run.opt.model, token_level, run.opt.device, run.options.batching):
+        steps.packer = lambda rows: packing.packed_batch(
+            run.data.train, packing.pack(lengths, rows), run.fmt.pad_id
+        )
+    run.precision = steps.precision
+    return steps
 
 
 def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int | None) -> dict:
