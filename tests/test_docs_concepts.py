@@ -354,6 +354,16 @@ def test_the_extending_page_names_files_and_tests_that_exist():
         assert (EXTENDING.parent / page).is_file(), f"link to {page}: no such page"
 
 
+def test_the_schema_lists_every_task_type_and_format():
+    """extending.md, "A task type": a type missing from the schema's enum is caught here."""
+    from blurbflow.tasks.custom import FORMATS
+    from blurbflow.tasks.types import TASK_TYPES
+
+    entry = _schema()["properties"]["tasks"]["additionalProperties"]["properties"]
+    assert entry["type"]["enum"] == list(TASK_TYPES)
+    assert entry["format"]["enum"] == list(FORMATS)
+
+
 def test_the_modules_functions_and_pages_the_page_points_to_exist():
     text = DOC.read_text()
     for page in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", text):
