@@ -33,7 +33,7 @@ include: "workflow/rules/plan.smk"  # `snakemake plan`: what is left to run, in 
 
 rule all:
     input:
-        "results/report.html",
+        paths.REPORT,
         TABLE_FILES,
         STUDY_RESULTS,
         EXPORTED_MODELS,  # studies with `export_models` (export.smk)
@@ -53,7 +53,7 @@ rule publish_models:  # those folders uploaded to the Hub (only with a `publish`
 
 rule data:
     input:
-        expand("resources/data/{task}/stats.json", task=STUDY_TASKS),
+        [f"{paths.data(task)}/stats.json" for task in STUDY_TASKS],
 
 
 rule cells:

@@ -12,6 +12,7 @@ import itertools
 import json
 from dataclasses import dataclass
 
+from blurbflow import paths
 from blurbflow.errors import ConfigError
 from blurbflow.grid import (
     SELECTED,
@@ -54,9 +55,8 @@ class Cell:
 
     @property
     def path(self) -> str:
-        return (
-            f"results/cells/{self.model}/{self.task}/{self.recipe}/{self.hparams}/seed{self.seed}"
-        )
+        job = paths.job_folder(self.model, self.task, self.recipe, self.hparams)
+        return f"{job}/seed{self.seed}"
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class CellJob:
 
     @property
     def path(self) -> str:
-        return f"results/cells/{self.model}/{self.task}/{self.recipe}/{self.hparams}"
+        return paths.job_folder(self.model, self.task, self.recipe, self.hparams)
 
 
 def cell_jobs(cells: dict[str, Cell]) -> dict[str, CellJob]:
@@ -258,7 +258,7 @@ def expand_cells(
 
 
 def cell_path(model: str, task: str, recipe: str) -> str:
-    return f"results/cells/{model}/{task}/{recipe}"
+    return paths.RECIPE.format(model=model, task=task, recipe=recipe)
 
 
 def _whole_grids(config: dict) -> set[tuple[str, str, str]]:

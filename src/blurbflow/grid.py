@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from blurbflow import paths
 from blurbflow.errors import ConfigError
 from blurbflow.options import CellOptions
 
@@ -70,7 +71,7 @@ def hparams_sources(resolved: dict) -> list[str]:
 
 
 def selection_file(model: str, task: str, recipe: str) -> str:
-    return f"results/selection/{model}/{task}/{recipe}.json"
+    return paths.SELECTION.format(model=model, task=task, recipe=recipe)
 
 
 # A study's `reference_models` (Gu et al. 2021): only they train the recipe's grid; every other
@@ -83,7 +84,7 @@ def reference_name(models) -> str:
 
 
 def reference_file(models, task: str, recipe: str) -> str:
-    return f"results/selection/reference/{'+'.join(models)}/{task}/{recipe}.json"
+    return paths.REFERENCE.format(models="+".join(models), task=task, recipe=recipe)
 
 
 def check_hparams_from(config: dict, name: str, resolve) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from blurbflow import paths
 from blurbflow.errors import ConfigError
 from blurbflow.grid import SELECTED, grid_points, hparams_name
 from blurbflow.identity import file_sha256
@@ -82,7 +83,7 @@ def init_from_options(config: dict, recipe: str, resolved: dict, resolve) -> dic
 def source_job(options: CellOptions) -> str:
     """The folder of the source job of a dependant's options (relative, as the rules write)."""
     init = options.init_from
-    return f"results/cells/{options.model}/{init.task}/{init.recipe}/{init.hparams}"
+    return paths.job_folder(options.model, init.task, init.recipe, init.hparams)
 
 
 def source_seed(options: CellOptions) -> int:
@@ -94,7 +95,7 @@ def source_weights(options: CellOptions, cell_dir: str | os.PathLike) -> Path:
     """The weights a dependant cell (options with its seed) loads; `cell_dir`: its own seed
     folder `…/results/cells/{model}/{task}/{recipe}/{hparams}/seed{N}` (so any project root)."""
     cells = Path(cell_dir).parents[4]  # …/results/cells
-    job = source_job(options).removeprefix("results/cells/")
+    job = source_job(options).removeprefix(f"{paths.CELLS}/")
     return cells / job / f"seed{source_seed(options)}" / WEIGHTS
 
 

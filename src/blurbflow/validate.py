@@ -12,6 +12,7 @@ import math
 import re
 from pathlib import Path, PurePosixPath
 
+from blurbflow import paths
 from blurbflow.errors import ConfigError, did_you_mean
 from blurbflow.grid import GRID_KEYS
 from blurbflow.options import CellOptions
@@ -34,8 +35,8 @@ REVISION_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._/-]{0,254}"
 MAX_SEEDS = 1_000  # seeds per study and task
 MAX_SEED = 2**31 - 1  # a seed value
 MAX_GRID = 100  # hyperparameter grid points per recipe
-MAX_CELLS = 200_000  # cells of the whole config (config.yaml: ~13,000)
-BUILT_MODELS = "resources/models"  # where `build:` models are built (rule build_demo_model)
+MAX_CELLS = 200_000  # cells of the whole config (config.yaml: 27,185)
+BUILT_MODELS = paths.BUILT_MODELS  # where `build:` models are built (rule build_demo_model)
 
 
 def _dict(value) -> dict:

@@ -7,31 +7,18 @@
 include: "adaptive_common.smk"
 
 
-rule finetune_round:
+# finetune's rule for one round: its inputs and the round before, the marker, the round's seeds
+use rule finetune as finetune_round with:
     input:
         unpack(round_inputs),  # finetune's inputs and the job's round before
     output:
-        MARKER,
+        paths.ROUND_MARKER,
     params:
         job=round_params,  # finetune's, with the round's seeds 1..n and the job's manifest
     log:
-        "results/logs/cells/{model}/{task}/{recipe}/{hparams}.n{n}.log",
+        paths.ROUND_LOG,
     wildcard_constraints:
         n=r"\d+",
-    threads: 1
-    priority: cell_priority
-    group:
-        cell_group
-    resources:
-        gpu_slot=1,
-        cpus_per_task=cell_resource("cpus_per_task"),
-        mem_mb=cell_resource("mem_mb"),
-        runtime=cell_resource("runtime"),
-        **SLURM_GPU,
-    conda:
-        BLURBFLOW_ENV
-    script:
-        "../scripts/finetune.py"
 
 
 checkpoint adaptive_round:

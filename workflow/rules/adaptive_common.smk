@@ -6,20 +6,20 @@ from blurbflow.study_plan import adaptive_counts, adaptive_spec
 # (model, task, recipe) folder -> (study, seeds per round) of each adaptive cell that runs
 _RUN = {path.rsplit("/", 1)[0] for path in JOBS}
 ADAPTIVE_CELLS = {
-    f"results/cells/{model}/{task}/{recipe}": (name, adaptive_counts(spec))
+    paths.RECIPE.format(model=model, task=task, recipe=recipe): (name, adaptive_counts(spec))
     for name, study in config["studies"].items()
     for task in study["tasks"]
     if (spec := adaptive_spec(study, task)) is not None
     for model in study["models"]
     for recipe in study["recipes"]
-    if f"results/cells/{model}/{task}/{recipe}" in _RUN
+    if paths.RECIPE.format(model=model, task=task, recipe=recipe) in _RUN
 }
 ADAPTIVE_STUDIES = sorted({name for name, _ in ADAPTIVE_CELLS.values()})
 ADAPTIVE_JOBS = [job for path, job in JOBS.items() if path.rsplit("/", 1)[0] in ADAPTIVE_CELLS]
 # the fixed-seed jobs' manifests: aggregation and `snakemake cells` ask for these
 JOB_MANIFESTS = [m for m in JOB_MANIFESTS if m.rsplit("/", 2)[0] not in ADAPTIVE_CELLS]
-MARKER = "results/cells/{model}/{task}/{recipe}/{hparams}/seeds-n{n}.json"
-ROUND = "results/adaptive/{study}/round{round}.json"
+MARKER = paths.ROUND_MARKER
+ROUND = paths.ADAPTIVE_ROUND
 
 
 def round_markers(study, counts):
@@ -84,11 +84,9 @@ def _round_job(wildcards):
 
 @job_function
 def round_inputs(wildcards):
-    job, seeds = _round_job(wildcards)
-    inputs = finetune_inputs(wildcards)
+    _, seeds = _round_job(wildcards)
+    inputs = finetune_inputs(wildcards)  # with the job's rerun stamp (common.smk `recheck`)
     n = int(wildcards.n)
-    if f"{job.path}/seeds.json" in STALE_JOBS:  # seed files changed since (common.smk `recheck`)
-        workflow._dag.forcefiles.add(MARKER.format(**wildcards))
     if n != seeds[0]:  # one writer per folder: the round before has finished
         inputs["previous"] = MARKER.format(**{**wildcards, "n": seeds[seeds.index(n) - 1]})
     return inputs

@@ -1,6 +1,6 @@
 # Every job's manifest (its cells done) → every cell's result.json → results/cells.parquet →
 # one table per study, and per study results/{study}.json (blurbflow.results.study_json).
-STUDY_RESULTS = expand("results/{study}.json", study=config["studies"])
+STUDY_RESULTS = expand(paths.STUDY_RESULTS, study=config["studies"])
 
 
 rule aggregate:
@@ -9,7 +9,7 @@ rule aggregate:
         rounds=adaptive_rounds,  # adaptive studies' last rounds: the seeds each cell has
         markers=adaptive_markers,  # (adaptive.smk)
     output:
-        "results/cells.parquet",
+        paths.CELLS_TABLE,
     params:
         config_hash=CONFIG_HASH,  # the script reads the config itself; any edit re-aggregates
     log:
@@ -24,7 +24,7 @@ rule aggregate:
 
 rule tables:
     input:
-        "results/cells.parquet",
+        paths.CELLS_TABLE,
     output:
         table_reports(TABLE_FILES),  # `snakemake --report` carries them
         results=STUDY_RESULTS,

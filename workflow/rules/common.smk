@@ -1,8 +1,10 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
 import inspect
 import os
+import time
 from pathlib import Path
 
+from blurbflow import paths
 from blurbflow.config import (
     ConfigError,
     cell_jobs,
@@ -26,20 +28,13 @@ from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
 
-try:
-    from snakemake.common import overwrite_function_params
-except ImportError:  # another Snakemake: it inspects each function's signature itself
-
-    def overwrite_function_params(func, params):
-        pass
-
 
 def job_function(func):
-    """A function Snakemake calls for every job (input, params, priority, group, resources)
-    with its parameters declared once, as Snakemake's own ioutils declare theirs: Snakemake
-    otherwise inspects its signature twice on every call, 100,000s of times for a paper-scale
+    """A function Snakemake calls for every job (input, params, priority, group, resources),
+    its signature computed once: Snakemake inspects it on every call (inspect.signature, which
+    returns a function's `__signature__` when set, PEP 362), 100,000s of times for a paper-scale
     DAG (the finetune rule's functions; the other rules have a few hundred jobs)."""
-    overwrite_function_params(func, inspect.signature(func).parameters)
+    func.__signature__ = inspect.signature(func)
     return func
 
 
@@ -65,7 +60,7 @@ JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
 # each study's table, its numbers beside the paper's (blurbflow.results.reproduction) and its
 # comparisons with their power (blurbflow.results.comparisons)
 TABLE_FILES = expand(
-    "results/tables/{study}.{ext}",
+    paths.TABLE,
     study=config["studies"],
     ext=["csv", "md", "tex", "reproduction.csv", "comparisons.csv"],
 )
@@ -99,7 +94,7 @@ if DATA_SOURCE == "generated":  # a task without synthetic data stops the run be
 CONFIG_HASH = config_hash(
     {key: value for key, value in config.items() if key not in ("tracking", "publish")}
 )
-PARTIAL_CELLS = "results/cells.partial.parquet"  # what a failed run aggregated (onerror)
+PARTIAL_CELLS = paths.PARTIAL_CELLS
 
 
 # The name pattern the config is validated against: no `/`, no leading dot, nothing a shell reads.
@@ -115,9 +110,7 @@ wildcard_constraints:
 
 
 def job_of(wildcards):
-    return JOBS[
-        f"results/cells/{wildcards.model}/{wildcards.task}/{wildcards.recipe}/{wildcards.hparams}"
-    ]
+    return JOBS[paths.job_folder(wildcards.model, wildcards.task, wildcards.recipe, wildcards.hparams)]
 
 
 HF_CACHE = config.get("hf_cache", "resources/hf-cache")
@@ -185,14 +178,17 @@ def model_settings_dict(model):
 
 def corpus_files(wildcards):
     """A built model's pre-training corpus: its `corpus_tasks` (default: every study task)."""
-    folder = f"resources/models/{wildcards.model}"
-    rebuild_if_damaged(folder, folder)
     tasks = config["models"][wildcards.model].get("corpus_tasks", STUDY_TASKS)
-    return expand("resources/data/{task}/train.parquet", task=sorted(tasks))
+    return [f"{paths.data(task)}/train.parquet" for task in sorted(tasks)]
+
+
+def model_rerun(wildcards):
+    """A built model's rerun stamp (its folder damaged)."""
+    return rebuild_if_damaged(paths.BUILT_MODEL.format(model=wildcards.model))
 
 
 def tokenized_dir(job):
-    return f"resources/tokenized/{job.model}/{job.task}/{input_key(job.task, job.options.inputs)}"
+    return paths.tokenized(job.model, job.task, input_key(job.task, job.options.inputs))
 
 
 # What Snakemake asks of each finetune job (params, priority, group, resources) comes from the
@@ -273,7 +269,7 @@ os.environ.update(BLURBFLOW_ROOT=str(Path(workflow.basedir).resolve()))  # read 
 def report_requested():
     """Whether this run's targets include the report (the `onerror` handler builds it then)."""
     targets = set(workflow.dag_settings.targets or ())
-    return not targets or bool(targets & {"all", "report", "results/report.html"})
+    return not targets or bool(targets & {"all", "report", paths.REPORT})
 
 
 # Jobs whose seed files changed since they finished (edited, replaced or deleted result.json or
@@ -282,9 +278,8 @@ def report_requested():
 # manifest of a job whose cell it rejected): Snakemake alone would not re-create a missing
 # intermediate file while the tables after it are up to date. A job that never ran (no folder)
 # is left to Snakemake, which plans it for its missing output. Nothing is deleted here, and only
-# the main process checks (not SLURM/remote job processes). The finetune rule's `recheck` input
-# adds such a job's manifest to this run's forced files (what --forcerun does) when the DAG asks
-# for that job, so a run that does not want cells (e.g. `snakemake data`) is not affected.
+# the main process checks (not SLURM/remote job processes); the finetune rule's inputs then
+# carry the job's rerun stamp (`rerun_stamp`).
 def _stale_jobs():
     import sys
 
@@ -304,23 +299,11 @@ def _stale_jobs():
 STALE_JOBS = _stale_jobs()
 
 
-def recheck(job):
-    manifest = f"{job.path}/seeds.json"
-    if manifest in STALE_JOBS:
-        try:
-            workflow._dag.forcefiles.add(manifest)
-        except AttributeError:
-            raise WorkflowError(
-                f"{manifest}: its seed files changed but this Snakemake version cannot force the "
-                f"job; run again with --forcerun {manifest}"
-            ) from None
-
-
 # Derived folders (prepared data, tokenized inputs, built models) whose files are no longer those
 # their producer recorded (blurbflow.artefacts: stat, then sha256 where only the date changed; or
-# flagged by a job that found them damaged): when the DAG asks for such a folder's producer, it
-# is forced, as `recheck` forces a job, and the jobs after it re-run on the rebuilt copy (keeping
-# every seed whose identity comes back unchanged). Nothing is deleted here; main process only.
+# flagged by a job that found them damaged): their producer re-runs through its rerun stamp, and
+# the jobs after it re-run on the rebuilt copy (keeping every seed whose identity comes back
+# unchanged). Nothing is deleted here; main process only.
 def _damaged_folders():
     import sys
 
@@ -330,7 +313,7 @@ def _damaged_folders():
         return {}
     built = [spec for spec in config["models"].values() if spec.get("build")]
     tasks = set(STUDY_TASKS).union(*(spec.get("corpus_tasks", ()) for spec in built))
-    folders = [f"resources/data/{task}" for task in sorted(tasks)]
+    folders = [paths.data(task) for task in sorted(tasks)]
     folders += sorted({tokenized_dir(job) for job in JOBS.values()})
     folders += [os.path.normpath(spec["path"]) for spec in built]
     found = damaged_folders(folders)
@@ -342,30 +325,58 @@ def _damaged_folders():
 DAMAGED_FOLDERS = _damaged_folders()
 
 
-def rebuild_if_damaged(folder, output):
-    """Force the job writing `output` when `folder` (its output folder) is damaged."""
-    if folder in DAMAGED_FOLDERS:
-        try:
-            workflow._dag.forcefiles.add(output)
-        except AttributeError:
-            raise WorkflowError(
-                f"{folder} is damaged ({DAMAGED_FOLDERS[folder]}) but this Snakemake version "
-                f"cannot force its rebuild; run again with --forcerun {output}"
-            ) from None
+# How a finished job is made to re-run, with Snakemake's public rerun triggers only (issue 30:
+# no `--forcerun`, which would also make the job a target, so `snakemake data` would train):
+# when the DAG asks for a stale job or a damaged folder's producer (its input function runs),
+# the main process writes the job's rerun stamp (blurbflow.paths.rerun_stamp; new content each
+# time), an input newer than the job's outputs, so the `mtime` trigger re-runs it, a dry run
+# included. Once written, the stamp stays an input of its job (`input` trigger: the job's input
+# set never changes back); a job that never had one keeps its input set, so nothing re-runs
+# after updating. Deleting results/rerun/ re-runs the jobs that had a stamp (they keep their
+# verified seeds).
+def _written_stamps():
+    found = set()
+    for root, _, names in os.walk(paths.RERUN):
+        found.update(f"{root}/{name}" for name in names)
+    return found
+
+
+RERUN_STAMPS = _written_stamps()
+_STAMPED = set()  # written by this process
+
+
+def rerun_stamp(folder, why=None):
+    """[the rerun stamp of the job writing `folder`] if it has one, else []; with `why` (the
+    reason it must re-run), written now first."""
+    stamp = paths.rerun_stamp(folder)
+    if why is not None and stamp not in _STAMPED:
+        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        with open(stamp, "w") as handle:  # new content: a recorded checksum cannot match
+            handle.write(f"{time.time_ns()} {why}\n")
+        _STAMPED.add(stamp)
+        RERUN_STAMPS.add(stamp)
+    return [stamp] if stamp in RERUN_STAMPS else []
+
+
+def recheck(job):
+    """The job's rerun stamp (written when its seed files changed since it finished)."""
+    stale = f"{job.path}/seeds.json" in STALE_JOBS
+    return rerun_stamp(job.path, "seed files changed since the job finished" if stale else None)
+
+
+def rebuild_if_damaged(folder):
+    """The rerun stamp of the job writing `folder` (written when the folder is damaged)."""
+    return rerun_stamp(folder, DAMAGED_FOLDERS.get(folder))
 
 
 def prepare_input(wildcards):
-    """The prepare rule's raw inputs; forces it when its output folder is damaged."""
-    folder = f"resources/data/{wildcards.task}"
-    rebuild_if_damaged(folder, f"{folder}/train.parquet")
-    return prepare_inputs(wildcards.task)
+    """The prepare rule's raw inputs, and its rerun stamp (its output folder damaged)."""
+    return prepare_inputs(wildcards.task) + rebuild_if_damaged(paths.data(wildcards.task))
 
 
-def tokenize_model_input(wildcards):
-    """The tokenize rule's model input; forces it when its output folder is damaged."""
-    folder = f"resources/tokenized/{wildcards.model}/{wildcards.task}/{wildcards.input_key}"
-    rebuild_if_damaged(folder, folder)
-    return model_inputs(wildcards.model)
+def tokenize_rerun(wildcards):
+    """The tokenize rule's rerun stamp (its output folder damaged)."""
+    return rebuild_if_damaged(paths.tokenized(wildcards.model, wildcards.task, wildcards.input_key))
 
 
 # One input function and one params function per finetune job: Snakemake's cost per function
@@ -374,8 +385,9 @@ def tokenize_model_input(wildcards):
 @job_function
 def finetune_inputs(wildcards):
     job = job_of(wildcards)
-    recheck(job)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
+    if stamp := recheck(job):  # its seed files changed since it finished, or did once
+        inputs["rerun"] = stamp
     if job.options.selection_file:  # `hparams_from` or reference models' choice (select.smk)
         inputs["selection"] = job.options.selection_file
     if job.options.init_from:  # the source job whose weights it starts from
@@ -386,4 +398,4 @@ def finetune_inputs(wildcards):
 @job_function
 def finetune_params(wildcards):
     job, options, _ = job_options(wildcards)
-    return {"options": options, "seeds": list(job.seeds), "data": f"resources/data/{job.task}"}
+    return {"options": options, "seeds": list(job.seeds), "data": paths.data(job.task)}

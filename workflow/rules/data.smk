@@ -5,12 +5,12 @@ if DATA_SOURCE == "generated":
 
     rule generate_raw:
         output:
-            directory("resources/raw/{source}"),
+            directory(paths.RAW),
         params:
             seed=config.get("data", {}).get("generated_seed", 0),
         priority: BEFORE_FINETUNE
         log:
-            "results/logs/raw/{source}.log",
+            paths.RAW_LOG,
         resources:
             **SLURM_CPU,
         conda:
@@ -26,14 +26,14 @@ else:
 
     rule fetch_raw:
         output:
-            directory("resources/raw/{source}"),
+            directory(paths.RAW),
         params:
             mirror=config.get("mirror", ""),  # empty: no mirror
             manual=config.get("data", {}).get("bioasq_dir", "resources/manual/bioasq"),
         retries: 1
         priority: BEFORE_FINETUNE
         log:
-            "results/logs/raw/{source}.log",
+            paths.RAW_LOG,
         conda:
             BLURBFLOW_ENV
         script:
@@ -42,18 +42,16 @@ else:
 
 rule prepare:
     input:
-        prepare_input,  # raw files; forces the rule when its output is damaged (common.smk)
+        prepare_input,  # raw files; the rerun stamp once its output is damaged (common.smk)
     output:
-        multiext(
-            "resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"
-        ),
+        multiext(f"{paths.DATA}/", "train.parquet", "dev.parquet", "test.parquet", "stats.json"),
     params:
         raw_root="resources/raw",  # every source under it; a task of its own reads its files
         out=lambda wildcards, output: os.path.dirname(output[0]),
         task=lambda wildcards: definition(wildcards.task),  # a task of one's own: its entry
     priority: BEFORE_FINETUNE
     log:
-        "results/logs/prepare/{task}.log",
+        paths.PREPARE_LOG,
     resources:
         **SLURM_CPU,
     conda:

@@ -14,8 +14,8 @@ except ConfigError as err:
 
 EXPORT_STUDIES = exporting_studies(config)
 PUBLISH = publish_settings(config)
-EXPORTED_MODELS = expand("results/models/{study}", study=EXPORT_STUDIES)
-PUBLISHED_MODELS = expand("results/published/{study}.json", study=PUBLISH["studies"] if PUBLISH else [])
+EXPORTED_MODELS = expand(paths.EXPORTED, study=EXPORT_STUDIES)
+PUBLISHED_MODELS = expand(paths.PUBLISHED, study=PUBLISH["studies"] if PUBLISH else [])
 
 
 localrules:
@@ -26,10 +26,10 @@ localrules:
 
 rule export_study:
     input:
-        cells="results/cells.parquet",
-        results="results/{study}.json",  # the study aggregated, verified and tabled
+        cells=paths.CELLS_TABLE,
+        results=paths.STUDY_RESULTS,  # the study aggregated, verified and tabled
     output:
-        directory("results/models/{study}"),
+        directory(paths.EXPORTED),
     params:
         config_hash=CONFIG_HASH,
     log:
@@ -44,9 +44,9 @@ rule export_study:
 
 rule publish_study:
     input:
-        models="results/models/{study}",
+        models=paths.EXPORTED,
     output:
-        "results/published/{study}.json",
+        paths.PUBLISHED,
     params:
         dry_run=lambda wildcards: bool(PUBLISH and PUBLISH["dry_run"]),
         settings=lambda wildcards: {k: v for k, v in (PUBLISH or {}).items() if k != "dry_run"},

@@ -1,21 +1,21 @@
 # One job = the seeds of one (model, task, recipe, hparams), each a cell with its own folder
 # seed{N}/ (result.json, predictions.parquet, checkpoint). Options and seeds are params, so
 # Snakemake re-runs exactly the jobs whose options or seeds changed (or whose seed files changed
-# since: the `recheck` input); inside, a seed whose result verifies for these options and this
-# identity is kept (blurbflow.train.job), so adding a seed trains that seed only. Library edits
-# alone re-queue nothing (bump `code_version`). A recipe with `init_from` also takes the source
-# job's seeds.json: a re-run source re-runs it (blurbflow.init_from).
+# since: their rerun stamp, common.smk); inside, a seed whose result verifies for these options
+# and this identity is kept (blurbflow.train.job), so adding a seed trains that seed only.
+# Library edits alone re-queue nothing (bump `code_version`). A recipe with `init_from` also
+# takes the source job's seeds.json: a re-run source re-runs it (blurbflow.init_from).
 
 
 rule finetune:
     input:
-        unpack(finetune_inputs),  # tokenized data, model, [init_from source]; rechecks (common.smk)
+        unpack(finetune_inputs),  # tokenized data, model, [init_from source], [rerun stamp]
     output:
-        "results/cells/{model}/{task}/{recipe}/{hparams}/seeds.json",
+        paths.JOB_MANIFEST,
     params:
         job=finetune_params,  # options, seeds and data folder (common.smk)
     log:
-        "results/logs/cells/{model}/{task}/{recipe}/{hparams}.log",
+        paths.JOB_LOG,
     threads: 1
     priority: cell_priority  # longest first (common.smk)
     group:

@@ -3,15 +3,16 @@
 
 rule build_demo_model:
     input:
-        corpus_files,
+        corpus=corpus_files,
+        rerun=model_rerun,  # its folder once damaged: the rerun stamp (common.smk)
     output:
-        directory("resources/models/{model}"),
+        directory(paths.BUILT_MODEL),
     params:
         spec=lambda wildcards: dict(sorted(config["models"][wildcards.model].items())),
     threads: 2
     priority: BEFORE_FINETUNE
     log:
-        "results/logs/models/{model}.log",
+        paths.MODEL_LOG,
     resources:
         **SLURM_CPU,
     conda:

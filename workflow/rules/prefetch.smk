@@ -55,7 +55,7 @@ rule prefetch_url:
 rule prefetch:
     input:
         markers=sorted({marker for model in STUDY_MODELS for marker in hub_markers(model)}),
-        raw=expand("resources/raw/{source}", source=STUDY_SOURCES),
+        raw=expand(paths.RAW, source=STUDY_SOURCES),
     log:
         "results/logs/prefetch/check.log",
     conda:

@@ -3,10 +3,10 @@
 
 rule report:
     input:
-        cells="results/cells.parquet",
+        cells=paths.CELLS_TABLE,
         tables=TABLE_FILES,
     output:
-        report("results/report.html", caption="../report/report.rst", category="Report"),
+        report(paths.REPORT, caption="../report/report.rst", category="Report"),
     params:
         config_hash=CONFIG_HASH,
     log:
@@ -31,9 +31,9 @@ onerror:
             report_after_failure,
             config=config,
             config_hash=CONFIG_HASH,
-            cells="results/cells.parquet",
+            cells=paths.CELLS_TABLE,
             partial=PARTIAL_CELLS,
-            out_dir="results/tables",
-            out="results/report.html",
+            out_dir=paths.TABLES,
+            out=paths.REPORT,
         )
         print("blurbflow: some jobs failed; results/report.html lists them with their errors")

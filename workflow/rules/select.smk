@@ -7,7 +7,7 @@ from blurbflow.grid import search_jobs
 
 SEARCHES = search_jobs(JOBS)  # selection file -> the search's jobs
 FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.selection_file}
-SELECTION = "results/selection/{model}/{task}/{recipe}.json"
+SELECTION = paths.SELECTION  # blurbflow.grid.selection_file
 
 
 rule select_hparams:
@@ -35,7 +35,7 @@ rule select_hparams:
 
 # A study's `reference_models` (Gu et al.): its other models train only the grid point those
 # models chose on dev, one job per (model, task, recipe) that waits on this file.
-REFERENCE = "results/selection/reference/{models}/{task}/{recipe}.json"
+REFERENCE = paths.REFERENCE  # blurbflow.grid.reference_file
 
 
 rule select_reference:

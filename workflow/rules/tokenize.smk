@@ -4,17 +4,18 @@
 
 rule tokenize:
     input:
-        data=multiext("resources/data/{task}/", "train.parquet", "dev.parquet", "test.parquet"),
-        model=tokenize_model_input,  # forces the rule when its output is damaged (common.smk)
+        data=multiext(f"{paths.DATA}/", "train.parquet", "dev.parquet", "test.parquet"),
+        model=lambda wildcards: model_inputs(wildcards.model),
+        rerun=tokenize_rerun,  # its output once damaged: the rerun stamp (common.smk)
     output:
-        directory("resources/tokenized/{model}/{task}/{input_key}"),
+        directory(paths.TOKENIZED),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
         settings=lambda wildcards: model_settings_dict(wildcards.model),
         data=lambda wildcards, input: os.path.dirname(input.data[0]),
     priority: BEFORE_FINETUNE
     log:
-        "results/logs/tokenize/{model}/{task}/{input_key}.log",
+        paths.TOKENIZE_LOG,
     resources:
         **SLURM_CPU,
     conda:

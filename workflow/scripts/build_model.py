@@ -5,6 +5,6 @@ run_rule(
     snakemake.log[0],
     build_model,
     spec=snakemake.params.spec,
-    corpus=list(snakemake.input),
+    corpus=list(snakemake.input.corpus),
     out=snakemake.output[0],
 )

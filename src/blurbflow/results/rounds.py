@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from blurbflow import paths
 from blurbflow.io import write_text_atomic
 from blurbflow.results.aggregate import aggregate
 from blurbflow.results.comparisons import comparison_pairs
@@ -130,7 +131,7 @@ def planned_seeds(config: dict, root: str | os.PathLike = ".") -> dict[tuple[str
     counts = {}
     for name in config.get("studies", {}):
         k, record = 1, None
-        while (path := Path(root, "results/adaptive", name, f"round{k}.json")).exists():
+        while (path := Path(root, paths.ADAPTIVE_ROUND.format(study=name, round=k))).exists():
             record, k = read_round(path), k + 1
         if record is not None:
             counts.update({tuple(key.split("/")): n for key, n in record["next"].items()})

@@ -16,6 +16,7 @@ import blurbflow.tasks.biolm as biolm
 import blurbflow.tasks.builtin as builtin
 import blurbflow.tasks.crossval as crossval
 import blurbflow.tasks.extractive as extractive
+from blurbflow import paths
 from blurbflow.tasks.builtin import HOC_HALLMARKS, NER_LABELS, PICO_LABELS
 from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
@@ -81,7 +82,7 @@ def prepare_inputs(task: str) -> list[str]:
     spec = get_task(task)
     if spec.parser == "local":
         return local_files(spec)
-    return [f"resources/raw/{source}" for source in spec.sources]
+    return [paths.RAW.format(source=source) for source in spec.sources]
 
 
 def definition(task: str) -> str:
