@@ -10,9 +10,12 @@ import argparse
 import importlib.util
 from pathlib import Path
 
+import pandas as pd
+
 from blurbflow.data.fetch import fetch_source
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
+from blurbflow.results.aggregate import COLUMNS, load_cell, normalise_types
 from blurbflow.tasks import get_task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,3 +86,11 @@ def parser(description: str) -> argparse.ArgumentParser:
         "--smoke", action="store_true", help="generated data, a tiny BERT, tiny sizes: seconds"
     )
     return p
+
+
+def load_cells(paths) -> pd.DataFrame:
+    """One row per cell (blurbflow.results.aggregate.COLUMNS), in the order of `paths`: the
+    aggregation of result.json files alone, without a config (the aggregate rule's
+    `aggregate` also checks each against its job's options and manifest)."""
+    frame = pd.DataFrame([load_cell(path) for path in paths], columns=COLUMNS)
+    return normalise_types(frame)

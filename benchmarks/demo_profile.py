@@ -19,7 +19,7 @@ seconds too) rather than whole-demo repeats:
 `--smoke` makes its own tiny finished run in a scratch folder and reads it: Snakemake runs a
 stand-in workflow (a rule per step; each demo job's seeds.json touched, its cells' result.json
 written beforehand as benchmarks/aggregate.py writes them, seconds and all; `aggregate` the real
-load_cells and write_cells) for config/demo.yaml's 20 cells; then the tables above and
+load_cell and write_cells) for config/demo.yaml's 20 cells; then the tables above and
 `--profile report`.
 
 To check that a change leaves results alone, re-run the cells against the same resources/:
@@ -168,7 +168,8 @@ def profile(workdir: Path, stage: str, task: str, out: Path, epochs: int | None 
 SMOKE_SNAKEFILE = """
 import json
 from pathlib import Path
-from blurbflow.results.aggregate import load_cells, write_cells
+from blurbflow.results.aggregate import write_cells
+from common import load_cells  # benchmarks/common.py (its folder on sys.path: smoke_run)
 
 JOBS = json.loads(Path("jobs.json").read_text())  # job folder -> its task and result.json files
 
@@ -216,7 +217,8 @@ def smoke_run(workdir: Path) -> Path:
         job = jobs.setdefault(str(Path(cell.path).parent), {"task": cell.task, "results": []})
         job["results"].append(str(path))
     (workdir / "jobs.json").write_text(json.dumps(jobs))
-    (workdir / "Snakefile").write_text(SMOKE_SNAKEFILE)
+    here = f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+    (workdir / "Snakefile").write_text(here + SMOKE_SNAKEFILE)
     snakemake = Path(sys.executable).parent / "snakemake"
     run = subprocess.run(
         [str(snakemake), "--cores", "2", "--quiet", "all"],

@@ -30,6 +30,16 @@ from blurbflow.tasks import get_task
 
 from model_helpers import tiny_bert
 
+
+def prefetch_to_marker(hub_id: str, cache_dir: Path, revision: str | None = None, **kw) -> dict:
+    """Prefetch and write the marker `marker_path(cache_dir, hub_id, revision)`, as the
+    prefetch rule's step does."""
+    from blurbflow.models.download import write_marker
+
+    summary = prefetch_model(hub_id, cache_dir, revision, **kw)
+    return write_marker(summary, marker_path(cache_dir, hub_id, revision))
+
+
 DECOYS = {
     "tf_model.h5": b"HDF5 decoy",
     "flax_model.msgpack": b"msgpack decoy",
@@ -271,7 +281,6 @@ def test_a_pinned_revision_loads_its_own_snapshot_with_main_also_cached(
 ):
     from huggingface_hub import constants
 
-    from blurbflow.models.download import prefetch_to_marker
     from blurbflow.models.prefetch import model_commit
 
     pinned = hub.add_repo("bio/tiny", tiny["safetensors"], ref="v1.1")
@@ -340,7 +349,7 @@ def test_interrupted_downloads_left_in_the_cache_are_removed(hub, tiny, tmp_path
 def test_prefetch_check_repairs_a_snapshot_at_its_recorded_commit(hub, tiny, tmp_path):
     import os
 
-    from blurbflow.models.download import prefetch_to_marker, repair_marker
+    from blurbflow.models.download import repair_marker
 
     sha = hub.add_repo("bio/tiny", tiny["safetensors"])
     cache = tmp_path / "hf-cache"

@@ -19,7 +19,6 @@ from blurbflow.published import (
     labels,
     layout,
     notes,
-    printed_numbers,
     printed_only,
     published,
     published_std,
@@ -29,6 +28,23 @@ from blurbflow.published import (
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 
 from workflow_helpers import REPO
+
+
+def printed_numbers(study: str) -> list[float | int]:
+    """Every number transcribed for the study: entries, their stds and `printed_only`."""
+    numbers = [v for v in published(study).values() if v is not None]
+    numbers += list(published_std(study).values())
+
+    def walk(node):
+        if isinstance(node, dict):
+            return [leaf for value in node.values() for leaf in walk(value)]
+        return [node]
+
+    for leaf in walk(printed_only(study)):
+        assert isinstance(leaf, int | float) and not isinstance(leaf, bool), (study, leaf)
+        numbers.append(leaf)
+    return numbers
+
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 STUDIES = list(CONFIG["studies"])

@@ -13,7 +13,16 @@ from scipy.stats import ttest_ind
 
 from blurbflow.errors import ConfigError
 from blurbflow.results.sequential import Outcome, SeedPlan, decide, fixed_decision, replay
-from blurbflow.results.spending import boundaries, nominal_levels, spent
+from blurbflow.results.spending import boundaries, spent
+
+
+def nominal_levels(critical) -> np.ndarray:
+    """Each look's nominal two-sided significance level 2(1 − Φ(c_k)): what the look's own
+    p-value is compared with (Jennison & Turnbull 2000, section 3.8, for t-statistics)."""
+    from scipy.stats import norm
+
+    return 2 * norm.sf(np.asarray(critical, dtype="float64"))
+
 
 PLAN = SeedPlan(start=3, step=2, max=10, delta=1.0)
 

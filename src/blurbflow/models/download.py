@@ -23,7 +23,6 @@ from pathlib import Path
 
 from blurbflow.models.prefetch import (
     _patterns,
-    marker_path,
     missing_shards,
     read_marker,
     select_files,
@@ -216,12 +215,6 @@ def write_marker(summary: dict, marker: Path) -> dict:
     content = {**summary, "prefetched_at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_json_atomic(marker, content)
     return content
-
-
-def prefetch_to_marker(hub_id: str, cache_dir: Path, revision: str | None = None, **kw) -> dict:
-    """Prefetch and write the marker `prefetch.marker_path(cache_dir, hub_id, revision)`."""
-    summary = prefetch_model(hub_id, cache_dir, revision, **kw)
-    return write_marker(summary, marker_path(cache_dir, hub_id, revision))
 
 
 def repair_marker(marker: Path, **kw) -> str:

@@ -19,7 +19,6 @@ Plain Python and yaml, no pandas and nothing of blurbflow: the workflow may read
 from __future__ import annotations
 
 import functools
-import itertools
 from pathlib import Path
 
 import yaml
@@ -166,18 +165,3 @@ def notes(study: str) -> dict[str, str]:
 def printed_only(study: str) -> dict:
     """The numbers the paper's table prints that no entry of the study shows, by paper label."""
     return dict(_entry(study)[1].get("printed_only") or {})
-
-
-def printed_numbers(study: str) -> list[float | int]:
-    """Every number transcribed for the study: entries, their stds and `printed_only`."""
-    numbers = [v for v in published(study).values() if v is not None]
-    numbers += list(published_std(study).values())
-
-    def walk(node):
-        if isinstance(node, dict):
-            return list(itertools.chain.from_iterable(walk(v) for v in node.values()))
-        return [node]
-
-    for leaf in walk(printed_only(study)):
-        numbers.append(_number(leaf))
-    return numbers

@@ -11,7 +11,6 @@ import importlib
 
 _WHERE = {
     "best_grid_points": "aggregate",
-    "load_cells": "aggregate",
     "write_cells": "aggregate",
     "format_table": "formats",
     "write_table": "formats",

@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -185,12 +184,6 @@ def aggregate(
         for job in sorted({os.path.dirname(os.path.dirname(p)) for p in rejected}):
             Path(job, "seeds.json").unlink(missing_ok=True)
     return frame
-
-
-def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
-    """One row per cell (see COLUMNS), in the order of `paths`."""
-    frame = pd.DataFrame([load_cell(path) for path in paths], columns=COLUMNS)
-    return normalise_types(frame)
 
 
 def normalise_types(frame: pd.DataFrame) -> pd.DataFrame:

@@ -107,11 +107,3 @@ def _boundaries(
             density = kernel @ (density * weights) / math.sqrt(gap)
         points, weights, previous_t = new_points, new_weights, t
     return tuple(critical)
-
-
-def nominal_levels(critical) -> np.ndarray:
-    """Each look's nominal two-sided significance level 2(1 − Φ(c_k)): what the look's own
-    p-value is compared with (Jennison & Turnbull 2000, section 3.8, for t-statistics)."""
-    from scipy.stats import norm
-
-    return 2 * norm.sf(np.asarray(critical, dtype="float64"))
