@@ -213,6 +213,21 @@ def rules_and_commands() -> set[str]:
     return names
 
 
+def provenance_rows() -> set[str]:
+    """The report's provenance rows, with a package's name as `{}`."""
+    import pandas as pd
+
+    from blurbflow.provenance import REPORT_PACKAGES, collect_provenance
+    from blurbflow.report.render import _observed
+
+    columns = ["started", "finished", "device", "git_commit", "versions"]
+    versions = '{"torch": "2.0"}'
+    cells = pd.DataFrame([["2026", "2026", "cpu", "abc", versions]], columns=columns)
+    rows = [*collect_provenance({}, "hash", cells), *(key for key, _ in _observed(cells))]
+    packages = "|".join(map(re.escape, {*REPORT_PACKAGES, "torch"}))
+    return {re.sub(rf"(package |cells' )({packages})$", r"\1{}", row) for row in rows}
+
+
 def _schema() -> dict:
     return yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
 
@@ -266,6 +281,12 @@ def test_every_log_line_is_explained():
     lines = log_lines()
     assert any("earlier result kept aside" in line for line in lines)
     assert undefined(lines) == []
+
+
+def test_every_provenance_row_is_defined():
+    rows = provenance_rows()
+    assert {"config hash", "package {}", "cells' {}"} <= rows
+    assert undefined(rows) == []
 
 
 def test_every_rule_and_command_is_defined():
