@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from pathlib import Path
-
-import pandas as pd
 
 from blurbflow.data.fetch import fetch_source
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
-from blurbflow.results.aggregate import COLUMNS, load_cell, normalise_types
 from blurbflow.tasks import get_task
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+# the cells frame straight from result.json files, for benchmarks/aggregate.py, demo_profile.py
+from results_helpers import load_cells  # noqa: E402,F401
+
 MIRROR = REPO.parent / "shared" / "blurb-raw"
 WORK = REPO / "resources" / "benchmarks"
 MIRRORED_TASKS = (
@@ -86,11 +88,3 @@ def parser(description: str) -> argparse.ArgumentParser:
         "--smoke", action="store_true", help="generated data, a tiny BERT, tiny sizes: seconds"
     )
     return p
-
-
-def load_cells(paths) -> pd.DataFrame:
-    """One row per cell (blurbflow.results.aggregate.COLUMNS), in the order of `paths`: the
-    aggregation of result.json files alone, without a config (the aggregate rule's
-    `aggregate` also checks each against its job's options and manifest)."""
-    frame = pd.DataFrame([load_cell(path) for path in paths], columns=COLUMNS)
-    return normalise_types(frame)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from results_helpers import load_cells
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from blurbflow.data.generate import generate_source
@@ -21,7 +22,6 @@ from blurbflow.models.load import load_tokenizer
 from blurbflow.options import CellOptions, InputOptions, defaults
 from blurbflow.provenance import code_versions
 from blurbflow.record.schema import CELL_KEYS, COLUMNS, Result
-from blurbflow.results.aggregate import load_cells
 from blurbflow.tasks import get_task
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell

@@ -12,13 +12,13 @@ import math
 import pandas as pd
 import pytest
 import yaml
+from results_helpers import load_cells
 from test_report import write_result
 from test_results import frame_of
 
 from blurbflow import steps
 from blurbflow.errors import ConfigError
 from blurbflow.report import render_report
-from blurbflow.results.aggregate import load_cells
 from blurbflow.results.comparisons import COLUMNS, study_comparisons
 from blurbflow.results.power import compare
 from blurbflow.validate import check_config

@@ -10,13 +10,13 @@ import sys
 import pandas as pd
 import pytest
 import yaml
+from results_helpers import load_cells
 
 from blurbflow.cluster import cell_resources, is_short
 from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.errors import ConfigError
 from blurbflow.options import UNSET, CellOptions
 from blurbflow.record.schema import CELL_KEYS, Result
-from blurbflow.results.aggregate import load_cells
 from blurbflow.schema import check_values
 from blurbflow.train import faults
 from blurbflow.train.job import failure_result, finished_result, seed_log, write_traceback

@@ -1,8 +1,9 @@
 import json
 import re
 
+from results_helpers import load_cells
+
 from blurbflow.report import render_report
-from blurbflow.results.aggregate import load_cells
 
 
 def cell_path(root, model, task, recipe, hparams, seed):

@@ -4,8 +4,9 @@ import statistics
 
 import pandas as pd
 import pytest
+from results_helpers import load_cells
 
-from blurbflow.results.aggregate import best_grid_points, load_cells, write_cells
+from blurbflow.results.aggregate import best_grid_points, write_cells
 from blurbflow.results.formats import format_table, to_latex, to_markdown, write_table
 from blurbflow.results.stats import baseline_tests
 from blurbflow.results.tables import column_labels, study_table

@@ -7,10 +7,10 @@ import copy
 
 import pytest
 import yaml
+from results_helpers import load_cells
 from test_results import write_result
 
 from blurbflow.errors import ConfigError
-from blurbflow.results.aggregate import load_cells
 from blurbflow.results.study_cells import seed_scores, study_cells
 from blurbflow.validate import check_config
 
