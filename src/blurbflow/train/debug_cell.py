@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from blurbflow import paths
 from blurbflow.config import CellJob, cell_jobs, expand_cells, input_key
 from blurbflow.errors import ConfigError
 from blurbflow.grid import with_selection
@@ -33,7 +34,7 @@ from blurbflow.tasks import register_tasks
 from blurbflow.validate import check_config
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")  # relative to the workflow folder
-CELLS = "results/cells"
+CELLS = paths.CELLS
 DEBUG = "results/debug/cells"  # scratch: a debug run's output, emptied before each run
 SPLITS = ("train", "dev", "test")
 
@@ -119,9 +120,8 @@ def find_cell(folder: str, configfile: str = "config.yaml", model: str | None = 
         seed = job.seeds[0]
     elif seed not in job.seeds:  # adaptive seeds: later rounds add seeds the plan has not
         print(f"note: seed {seed} is not one of this job's planned seeds {list(job.seeds)}")
-    key = input_key(job.task, job.options.inputs)
-    encoded = Path("resources/tokenized", job.model, job.task, key)
-    data = Path("resources/data", job.task)
+    encoded = Path(paths.tokenized(job.model, job.task, input_key(job.task, job.options.inputs)))
+    data = Path(paths.data(job.task))
     for what, where in (("prepared data", data), ("tokenized inputs", encoded)):
         missing = [s for s in SPLITS if not (where / f"{s}.parquet").is_file()]
         if missing:
