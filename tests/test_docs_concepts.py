@@ -1,16 +1,25 @@
-"""docs/concepts.md defines every word a user meets: every status, every file and folder name
-under results/ (and the caches under resources/), every heading and column of the report, and
-the study and model keys; and it has the table of the hyperparameter-choice mechanisms.
+"""docs/concepts.md defines every word a user meets, and docs/extending.md names files and tests
+that exist.
 
-The word lists come from the code, not from a list kept here: statuses from the record schema,
-aggregation, the power labels and the adaptive outcomes; file and folder names from the path
-templates of the workflow and the library (the `blurbflow.paths` module once it exists) and the
-file-name literals of the modules that write results; report words from the report's
-templates; config keys from the schema. The e2e test walks a finished demo's results/ tree.
+The word lists come from the code, not from a list kept here:
+- statuses: the record schema's, aggregation's `rejected`, the power labels, adaptive outcomes;
+- file and folder names: every `results/…` and `resources/…` path the workflow and the library
+  spell out (and `blurbflow.paths`' templates), and the file-name literals of the modules that
+  write what a user sees (raw datasets' own names left out);
+- the fields of result.json and columns of cells.parquet (`record/schema.py`), of the
+  comparisons and reproduction CSVs (their modules' `COLUMNS`);
+- the report's headings, column heads, cards and Methods paragraphs (its templates) and its
+  provenance rows;
+- the lines a job, its lock and checkpoint and the workflow print (their `print` calls);
+- every rule and target of the workflow and every `blurbflow` subcommand (`cli.build_parser`);
+- the schema's top-level, study and model keys (named on the page);
+- e2e: every name in a finished demo's results/ and resources/ tree.
 
 A word counts as defined when it is an entry of the page: the bold words that start a list
 item (`- **word**: …`), or the first cell of a table row (several backticked names there are
-split at commas). `{…}` placeholders match any placeholder."""
+split at commas; a path defines each of its parts). `{…}` placeholders match any placeholder.
+The selection table must name each hyperparameter-choice mechanism with when it is decided,
+what it writes, its module and what is refused."""
 
 from __future__ import annotations
 
