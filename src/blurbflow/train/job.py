@@ -104,6 +104,20 @@ class _Tee(io.TextIOBase):
         for stream in self.streams:
             stream.flush()
 
+    # what libraries ask of sys.stdout (trackers, progress bars): the job's stream answers
+    def fileno(self) -> int:
+        return self.streams[0].fileno()
+
+    def isatty(self) -> bool:
+        return self.streams[0].isatty()
+
+    @property
+    def encoding(self):
+        return getattr(self.streams[0], "encoding", "utf-8")
+
+    def __getattr__(self, name):
+        return getattr(self.streams[0], name)
+
 
 @contextlib.contextmanager
 def seed_log(seed_dir: Path):
