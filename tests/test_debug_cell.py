@@ -149,3 +149,26 @@ def test_the_report_shows_how_to_debug_a_failed_cell():
     )
     (listed,) = _problems(cells)["listed"]
     assert listed["debug"] == "blurbflow cell results/cells/m/t/r/h/seed1"
+
+
+def test_an_init_from_cell_finds_its_source_weights_from_its_scratch_folder(tmp_path, monkeypatch):
+    from blurbflow.init_from import WEIGHTS, source_weights
+    from blurbflow.train.debug_cell import DebugCell, prepare_out
+
+    from model_helpers import make_options
+
+    monkeypatch.chdir(tmp_path)
+    init = {"task": "gad", "recipe": "src", "hparams": "lr0.001-bs8", "seed": "same"}
+    options = make_options(recipe="inter", init_from=init, seed=2)
+    out = Path("results/debug/cells/tiny/gad/inter/h/seed2")
+    cell = DebugCell(None, options, Path("enc"), Path("data"), out)
+    with pytest.raises(CellNotRunnable, match="results/cells/tiny/gad/src/lr0.001-bs8/seeds.json"):
+        prepare_out(cell, "my.yaml")
+    real = Path("results/cells/tiny/gad/src/lr0.001-bs8/seed2", WEIGHTS)
+    real.parent.mkdir(parents=True)
+    real.write_bytes(b"weights")
+    (out / "stale.txt").write_text("an earlier debug run's")
+    prepare_out(cell, "my.yaml")
+    assert not (out / "stale.txt").exists()  # emptied
+    assert source_weights(options, out).read_bytes() == b"weights"
+    assert source_weights(options, out).resolve() == real.resolve()
