@@ -329,8 +329,8 @@ DAMAGED_FOLDERS = _damaged_folders()
 # no `--forcerun`, which would also make the job a target, so `snakemake data` would train):
 # when the DAG asks for a stale job or a damaged folder's producer (its input function runs),
 # the main process writes the job's rerun stamp (blurbflow.paths.rerun_stamp; new content each
-# time), an input newer than the job's outputs, so the `mtime` trigger re-runs it, a dry run
-# included. Once written, the stamp stays an input of its job (`input` trigger: the job's input
+# time), an input newer than the job's outputs (or, its manifest gone, than the outputs after
+# it), so Snakemake re-runs it for an updated input, a dry run included. Once written, the stamp stays an input of its job (`input` trigger: the job's input
 # set never changes back); a job that never had one keeps its input set, so nothing re-runs
 # after updating. Deleting results/rerun/ re-runs the jobs that had a stamp (they keep their
 # verified seeds).
