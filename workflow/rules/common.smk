@@ -330,7 +330,8 @@ DAMAGED_FOLDERS = _damaged_folders()
 # when the DAG asks for a stale job or a damaged folder's producer (its input function runs),
 # the main process writes the job's rerun stamp (blurbflow.paths.rerun_stamp; new content each
 # time), an input newer than the job's outputs (or, its manifest gone, than the outputs after
-# it), so Snakemake re-runs it for an updated input, a dry run included. Once written, the stamp stays an input of its job (`input` trigger: the job's input
+# it), so Snakemake re-runs it for an updated input. A dry run plans it with a stamp in a
+# temporary folder instead (removed when it ends): it leaves the project as it was. Once written, the stamp stays an input of its job (`input` trigger: the job's input
 # set never changes back); a job that never had one keeps its input set, so nothing re-runs
 # after updating. Deleting results/rerun/ re-runs the jobs that had a stamp (they keep their
 # verified seeds).
@@ -343,12 +344,31 @@ def _written_stamps():
 
 RERUN_STAMPS = _written_stamps()
 _STAMPED = set()  # written by this process
+_DRY_RUN_FOLDER = []  # a dry run's stamps: a temporary folder, removed when it ends
+
+
+def _dry_run_stamp(stamp, why):
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _DRY_RUN_FOLDER:
+        _DRY_RUN_FOLDER.append(tempfile.mkdtemp(prefix="blurbflow-dry-run-"))
+        atexit.register(shutil.rmtree, _DRY_RUN_FOLDER[0], True)
+    path = os.path.join(_DRY_RUN_FOLDER[0], stamp)
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(f"{why}\n")
+    return path
 
 
 def rerun_stamp(folder, why=None):
     """[the rerun stamp of the job writing `folder`] if it has one, else []; with `why` (the
-    reason it must re-run), written now first."""
+    reason it must re-run), written now first (in a dry run, a temporary one)."""
     stamp = paths.rerun_stamp(folder)
+    if why is not None and workflow.dryrun:
+        return [_dry_run_stamp(stamp, why)]
     if why is not None and stamp not in _STAMPED:
         os.makedirs(os.path.dirname(stamp), exist_ok=True)
         with open(stamp, "w") as handle:  # new content: a recorded checksum cannot match
