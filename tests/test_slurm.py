@@ -8,7 +8,7 @@ own per recipe for ncbidisease, the 4 short jobs of biosses and pubmedqa in one 
 1 epoch per cell: what is tested is the cluster's part (the demo's training is tested once, by
 the `demo` fixture). The first run plants a failing cell (ncbidisease, standard, seed 1); the
 second, fault-free run re-runs only its job and then aggregates. Config `slurm` asks for every
-knob (README "Running on SLURM"), and the jobs of the second run show what sbatch was asked.
+knob (docs/slurm.md), and the jobs of the second run show what sbatch was asked.
 """
 
 from __future__ import annotations

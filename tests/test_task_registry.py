@@ -60,7 +60,7 @@ def test_registry_counts_and_order():
     assert BLURB_TYPES == ("ner", "pico", "re", "sts", "doccls", "qa")
     assert {spec.type for spec in builtin.ENTRIES} == set(BLURB_TYPES)
     assert get_task("gad").metric == "positive_f1" and get_task("hoc").metric == "hoc_micro_f1"
-    with pytest.raises(KeyError, match="README 'Your own tasks'"):
+    with pytest.raises(KeyError, match="docs/data.md 'Your own tasks'"):
         get_task("nosuchtask")
 
 

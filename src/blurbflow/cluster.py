@@ -110,7 +110,7 @@ def submission_group(options: CellOptions) -> str | None:
     return SHORT_GROUP if is_short(options) else None
 
 
-# --- SLURM placement: config `slurm` -> the executor plugin's resources (README "Running on SLURM")
+# --- SLURM placement: config `slurm` -> the executor plugin's resources (docs/slurm.md)
 SIGNAL_LEAD = 120  # seconds before the time limit a fine-tuning job gets SIGTERM (it checkpoints)
 # sbatch options that the executor plugin or a key of config `slurm` already sets: `slurm.sbatch`
 # may name none of them (the plugin refuses most in slurm_extra, only at submission).

@@ -1,4 +1,5 @@
-"""Faults injected into real runs of the workflow (guarantees 1–4 and 7 of README "Guarantees").
+"""Faults injected into real runs of the workflow (guarantees 1–4 and 7 of docs/reliability.md
+"Guarantees").
 
 One snakemake run of a small study (4 tasks × 2 seeds, the demo's data and model copied from the
 shared demo run) with faults planned through BLURBFLOW_FAULT (blurbflow.train.faults):

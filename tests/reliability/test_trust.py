@@ -1,4 +1,5 @@
-"""Results you can trust (README "Guarantees"): a cell's identity is what it computed from, and
+"""Results you can trust (docs/reliability.md "Guarantees"): a cell's identity is what it computed
+from, and
 aggregation verifies before it counts. One copy of the finished demo, in another folder:
 
     moved clone                   → `snakemake -n` finds nothing to do

@@ -1,5 +1,5 @@
 """The BLURB score: macro average over task types, so the five NER datasets weigh as much as the
-single STS dataset (docs/ and README "Report and statistics")."""
+single STS dataset (docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The 13 BLURB tasks, one entry each: type, metric, labels, input length, raw sources (URLs and
 the pinned sha256 of what the parser reads), parser and typical training size. Adding a task of
 an existing type is one entry here (plus a parser in `blurbflow.data.parsers` if its format is
-new); docs/ and README "Datasets" describe how BLURB prepares each one. The chance baseline
+new); docs/data.md describes how BLURB prepares each one. The chance baseline
 follows from the metric and the training labels (`blurbflow.metrics.chance`).
 
 Digests: `blurbflow.data.fetch.tree_digest` over the original files. EBM-NLP and BioASQ were not

@@ -1,7 +1,7 @@
 """Users' own tasks from the config's `tasks:` section: an entry with a `type` is a task of its
 own, read from local files (`format: conll | tsv | jsonl`, or `squad` JSON for extractive QA;
-`files: {train, dev, test}`) or from a
-Hugging Face dataset (`format: hf`, `dataset: {path, revision, splits}`); README "Your own tasks".
+`files: {train, dev, test}`) or from a Hugging Face dataset (`format: hf`,
+`dataset: {path, revision, splits}`); docs/data.md "Your own tasks".
 An entry without `type` only overrides a built-in task (`max_length`).
 """
 
@@ -151,7 +151,7 @@ def check_section(section, builtin, files: bool = False) -> None:
                 _fail(
                     f"tasks.{name}",
                     f"unknown task {name!r}{hint}: a task of your own needs "
-                    "a `type` (README 'Your own tasks'); built-in tasks take only max_length",
+                    "a `type` (docs/data.md 'Your own tasks'); built-in tasks take only max_length",
                 )
             continue
         if name in builtin:

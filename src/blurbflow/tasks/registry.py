@@ -72,7 +72,7 @@ def get_task(name: str, config: dict | None = None) -> TaskSpec:
         known = ", ".join(sorted(tasks))
         raise KeyError(
             f"unknown task {name!r}; known tasks: {known} (a task of your own is a `tasks:` "
-            "entry with a `type` in the config: README 'Your own tasks')"
+            "entry with a `type` in the config: docs/data.md 'Your own tasks')"
         ) from None
 
 

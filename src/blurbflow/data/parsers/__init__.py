@@ -43,7 +43,7 @@ PARSERS: dict[str, Parser] = {
     "bioasq": bioasq.parse,
     "squad": squad.parse,  # SQuAD v1.1 / v2.0 (options["version"])
     "bioasq-factoid": bioasq_factoid.parse,
-    "local": local.parse,  # users' own files (README "Your own tasks")
+    "local": local.parse,  # users' own files (docs/data.md "Your own tasks")
     "hub": local.parse,  # users' Hugging Face datasets
 }
 

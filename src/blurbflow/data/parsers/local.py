@@ -1,7 +1,7 @@
-"""Users' own tasks (README "Your own tasks"): local CoNLL, TSV (with a header line), JSON Lines or
-SQuAD JSON (extractive QA) files, or a Hugging Face dataset at a pinned revision, read into the
-task type's prepared columns. `columns` maps a prepared column to the name it has in the files
-(default: the same name)."""
+"""Users' own tasks (docs/data.md "Your own tasks"): local CoNLL, TSV (with a header line),
+JSON Lines or SQuAD JSON (extractive QA) files, or a Hugging Face dataset at a pinned revision,
+read into the task type's prepared columns. `columns` maps a prepared column to the name it has
+in the files (default: the same name)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from blurbflow.data.parsers.squad import read_squad, span_frame, squad_row
 from blurbflow.tasks.builtin import NER_LABELS
 from blurbflow.tasks.spec import TaskSpec
 
-FIX = "fix the file (README 'Your own tasks' shows each format)"
+FIX = "fix the file (docs/data.md 'Your own tasks' shows each format)"
 # Prepared columns a file may leave out, and what they become.
 OPTIONAL = {
     "original_text": None, "e1_start": None, "e1_end": None, "e2_start": None, "e2_end": None,
