@@ -1,5 +1,5 @@
 # `snakemake plan`: before a launch, the cells, jobs, GPU-hours and SLURM queue entries still to
-# run, per study, per model and in total (blurbflow.plan; README "Running on SLURM"). No input
+# run, per study, per model and in total (blurbflow.plan; docs/slurm.md). No input
 # and no output: it runs every time it is asked for, needs no data or model, and changes nothing.
 
 
