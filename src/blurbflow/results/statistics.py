@@ -14,10 +14,10 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from blurbflow.metrics.blurb import blurb_score
+if TYPE_CHECKING:  # pandas only where scores are summarised: the Snakefile reads the names
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,14 @@ class Statistic:
 
 
 REGISTRY: dict[str, Statistic] = {}
+
+
+def _blurb_score(*args, **kwargs):
+    # imported when a BLURB entry is combined: blurbflow.metrics pulls in numpy, and the
+    # Snakefile imports this module for the names alone (tests/test_snakefile_imports.py)
+    from blurbflow.metrics.blurb import blurb_score
+
+    return blurb_score(*args, **kwargs)
 
 
 def register_statistic(
@@ -66,7 +74,7 @@ def register_statistic(
             min_seeds=min_seeds,
             spread=spread,
             blurb=blurb,
-            combine=blurb_score if blurb and combine is None else combine,
+            combine=_blurb_score if blurb and combine is None else combine,
             shown=shown,
             second=second,
             words=words or name,
@@ -140,6 +148,8 @@ def get_statistic(name: str) -> Statistic:
 
 def summarise(values: Sequence[float]) -> dict:
     """Every registered statistic over the per-seed scores, in the registry's order."""
+    import pandas as pd
+
     series = pd.Series(list(values), dtype="float64")
     return {
         name: s.function(series) if len(series) >= s.min_seeds else s.empty
