@@ -10,6 +10,7 @@ import yaml
 from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.errors import ConfigError
 from blurbflow.grid import hparams_name
+from blurbflow.options import options_json
 from blurbflow.recipes import resolve_recipe
 from blurbflow.validate import (
     MAX_CELLS,
@@ -284,7 +285,10 @@ def test_missing_local_model_is_reported_with_the_fix(tmp_path):
 
 
 def _job_params(config: dict) -> dict[str, str]:
-    return {path: job.options.to_json() for path, job in cell_jobs(expand_cells(config)).items()}
+    return {
+        path: options_json(job.options.to_dict())
+        for path, job in cell_jobs(expand_cells(config)).items()
+    }
 
 
 def test_editing_a_description_changes_no_jobs_params():

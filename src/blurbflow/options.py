@@ -175,9 +175,6 @@ class CellOptions:
                 out[f.name] = value
         return out
 
-    def to_json(self) -> str:
-        return options_json(self.to_dict())
-
     @classmethod
     def from_dict(cls, given: dict[str, Any], where: str = "options") -> CellOptions:
         """The options a mapping of `to_dict`'s form stands for; an unknown key is an error."""

@@ -1,5 +1,5 @@
 """The model named on the command line: `snakemake --configfile config/blurb.yaml --config
-model=org/name all` scores one model beside the config's own (README "Score your model"; docs/models.md).
+model=org/name all` scores one model beside the config's own (README "Score your model").
 
 A config asks for it by listing the model `candidate` in a study without defining it under
 `models:`; the top-level `model` string (from `--config model=…`) becomes that entry before the
