@@ -447,7 +447,9 @@ def test_compute_shows_the_estimate_before_launch_beside_what_was_spent(tmp_path
 
 def test_a_study_with_published_values_shows_them_beside_ours_with_the_counts(tmp_path):
     # bc5chem standard: seeds 91.25, 92.75 → mean 92.0, 95% t-interval [82.5, 101.5], shown
-    # within the F1 range: [82.5, 100.0]
+    # within the F1 range: [82.5, 100.0]; against 92.1 ± 1 inconclusive: the seeds whose
+    # interval would lie within [91.15, 93.05] at sd 1.0607 are 9 (t(8) · 1.0607 / 3 = 0.815 <
+    # 0.85; with 8, t(7) · 1.0607 / √8 = 0.887)
     published = {
         "source": "stand-in values, not from a paper",
         "values": {
@@ -463,17 +465,27 @@ def test_a_study_with_published_values_shows_them_beside_ours_with_the_counts(tm
     section = html[html.index('id="reproduction-recipes"') : html.index('class="failures"')]
     assert "stand-in values, not from a paper" in section
     assert (
-        "3 of 6 entries have a published value: <b>1</b> inside our interval, <b>1</b> outside, "
-        "1 not comparable" in section
+        '3 of 6 entries have a published value: <b class="reproduced">0</b> reproduced, '
+        '<b class="differs">1</b> differ, <b class="inconclusive">2</b> inconclusive, '
+        "0 not comparable; 3 not printed." in section
     )
-    assert "3 not printed" in section and "t-interval of the mean" in section
-    # at the printed precision (one decimal): published, ours, interval, Δ, inside
+    assert "t-interval of the mean" in section
+    # at the printed precision (one decimal): published, ours, interval, Δ, margin, verdict
     assert re.search(
         r"<td>bc5chem</td><td[^>]*>standard</td><td>92\.1</td><td>92\.0</td><td>2</td>"
-        r"<td[^>]*>\[82\.5, 100\.0\]</td><td>-0\.1</td><td[^>]*>inside</td>",
+        r"<td[^>]*>\[82\.5, 100\.0\]</td><td>-0\.1</td><td>±1\.0</td>"
+        r"<td[^>]*>inconclusive</td><td[^>]*>9</td>",
         section,
     )
-    assert re.search(r"<td>80\.0</td><td>94\.0</td>.*?<td[^>]*>outside</td>", section)
+    assert re.search(r"<td>80\.0</td><td>94\.0</td>.*?<td[^>]*>differs</td>", section)
+    # the BLURB score with one seed of biosses: inconclusive, and says why
+    assert re.search(
+        r'<tr class="blurb">.*?<td>80\.0</td><td>91\.0</td><td>1</td><td[^>]*>–</td>.*?'
+        r"inconclusive <small>\(fewer than 2 ok seeds in a task: no interval\)</small>",
+        section,
+    )
+    # a mean BLURB score with every task's seeds gets an interval, within the metrics' range
+    assert re.search(r"BLURB-style average \(ner, sts\)</td>.*?\[55\.0, 100\.0\]", section)
     assert "not printed" in section and "<b>Reproduction.</b>" in html  # Methods explains it
     # a study without published values has no such section
     assert 'id="reproduction-' not in render(tmp_path / "plain")

@@ -103,20 +103,34 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
     assert 'id="reproduction-demo"' in dom and 'class="reproduction"' in dom
     assert "stand-in values, not from a paper" in dom
     counts = re.search(
-        r"(\d+) of (\d+) entries have a published value: <b>(\d+)</b> inside our interval, "
-        r"<b>(\d+)</b> outside, (\d+) not comparable .*?; (\d+) not printed",
+        r"(\d+) of (\d+) entries have a published value: <b[^>]*>(\d+)</b> reproduced, "
+        r"<b[^>]*>(\d+)</b> differ, <b[^>]*>(\d+)</b> inconclusive, (\d+) not comparable; "
+        r"(\d+) not printed",
         dom,
     )
     assert counts, "no reproduction counts"
-    published, entries, inside, outside, apart, missing = map(int, counts.groups())
-    # 5 tasks and BLURB × 2 recipes; gad layer-specific is `not printed`; the BLURB scores
-    # have no interval
-    assert (entries, published, missing) == (12, 11, 1)
-    assert inside + outside + apart == published and apart >= 2
+    published, entries, reproduced, differs, inconclusive, apart, missing = map(
+        int, counts.groups()
+    )
+    # 5 tasks and BLURB × 2 recipes; gad layer-specific is `not printed`; 2 seeds of a mean
+    # study: every entry has an interval (the BLURB scores' from their tasks'), so every one
+    # with a published value gets a verdict
+    assert (entries, published, missing, apart) == (12, 11, 1, 0)
+    assert reproduced + differs + inconclusive == published
+    # each count in its own element of the parsed DOM, named by its verdict
+    shown = {
+        verdict: int(re.search(rf'<b class="{verdict}">(\d+)</b>', dom).group(1))
+        for verdict in ("reproduced", "differs", "inconclusive")
+    }
+    assert shown == {"reproduced": reproduced, "differs": differs, "inconclusive": inconclusive}
     view = dom[dom.index('class="reproduction"') :]
     view = view[: view.index("</table>")]
-    assert view.count("<tr") == 13 and view.count(">outside<") == outside
-    assert view.count(">inside<") == inside
+    assert view.count("<tr") == 13
+    for verdict, count in shown.items():
+        assert len(re.findall(rf">{verdict}[ <]", view)) == count, verdict  # `( note)` after
+    # BIOSSES 14.4 against 88.5 with 2 seeds was "inside" an interval of ±100: now inconclusive
+    # with the seeds that would decide it, or differs
+    assert inconclusive == 0 or re.search(r'class="seeds-to-decide">\d+<', view)
     # self-contained: nothing to fetch, only in-page links
     assert not re.search(r"""\s(src|href)\s*=\s*["'](?!#)""", dom)
     assert "http://" not in dom and "https://" not in dom

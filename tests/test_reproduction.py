@@ -1,8 +1,9 @@
 """The paper's number beside ours (results/reproduction.py, results/published_values.py): known
-seeds give known intervals, the published value is inside or outside them (give or take half a
-printed digit), `not printed` and BLURB entries are not comparable, a median study uses the
-order-statistic interval, the config's `published:` block is checked and wins over the papers'
-values, and the tables step writes `{study}.reproduction.csv`."""
+seeds give known intervals and verdicts against the margin (give or take half a printed digit;
+tests/test_reproduction_verdict.py has the verdict's own cases), `not printed` entries have no
+verdict, a median study uses the order-statistic interval, the config's `published:` block is
+checked and wins over the papers' values, and the tables step writes
+`{study}.reproduction.csv`."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def cells():
     return frame_of(rows)
 
 
-def study(values=None, statistic="mean", decimals=None):
+def study(values=None, statistic="mean", decimals=None, margin=None):
     entry = {
         "models": ["m"],
         "tasks": ["gad", "biosses"],
@@ -56,6 +57,8 @@ def study(values=None, statistic="mean", decimals=None):
         "statistic": statistic,
         "table": {"rows": "task", "columns": ["recipe"]},
     }
+    if margin is not None:
+        entry["reproduction_margin"] = margin
     if values is not None:
         entry["published"] = {"source": "stand-in", "values": values}
         if decimals is not None:
@@ -99,7 +102,7 @@ def test_the_median_interval_is_the_order_statistic_interval_with_its_coverage()
 # --- rows -------------------------------------------------------------------------------------
 
 
-def test_rows_set_ours_beside_the_published_value_with_interval_and_inside():
+def test_rows_set_ours_beside_the_published_value_with_interval_and_verdict():
     frame = reproduction_rows(cells(), "s", study(PUBLISHED))
     assert list(frame.columns) == COLUMNS
     assert [(r, c) for r, c in zip(frame["row"], frame["column"], strict=True)] == [
@@ -114,54 +117,85 @@ def test_rows_set_ours_beside_the_published_value_with_interval_and_inside():
     table = study_table(cells(), "s", study())
     for (row, column), entry in rows.items():  # ours is exactly the table's number
         assert entry["ours"] == table.loc[row, (column, "mean")]
+        assert entry["margin"] == 1.0  # the default
     half = T_975_2 * 1.0 / math.sqrt(3)  # gad b: seeds 64, 65, 66
     gad_b = rows[("gad", "b")]
     assert (gad_b["low"], gad_b["high"]) == (pytest.approx(65 - half), pytest.approx(65 + half))
     assert gad_b["level"] == 0.95 and gad_b["n"] == 3
-    assert gad_b["delta"] == pytest.approx(-5.0) and gad_b["inside"] is False
-    gad_a = rows[("gad", "a")]  # mean 72, wide interval
-    assert gad_a["delta"] == 0.0 and gad_a["inside"] is True
-    biosses_a = rows[("biosses", "a")]  # not printed
-    assert math.isnan(biosses_a["published"]) and biosses_a["inside"] is None
+    # published 70: our interval ends at 67.48, below 70 − 1 (the margin) − 0.5 (printed unit)
+    assert gad_b["delta"] == pytest.approx(-5.0) and gad_b["verdict"] == "differs"
+    assert pd.isna(gad_b["seeds_to_decide"]) and pd.isna(gad_b["note"])
+    gad_a = rows[("gad", "a")]  # mean 72 = published, sd 19.9: far too wide to say
+    assert gad_a["delta"] == 0.0 and gad_a["verdict"] == "inconclusive"
+    assert gad_a["seeds_to_decide"] > 1000  # the interval must shrink within ±0.5
+    biosses_a = rows[("biosses", "a")]  # not printed: no verdict
+    assert math.isnan(biosses_a["published"]) and pd.isna(biosses_a["verdict"])
     assert biosses_a["low"] < biosses_a["ours"] < biosses_a["high"]
-    biosses_b = rows[("biosses", "b")]  # one ok seed: no interval, not comparable
-    assert biosses_b["n"] == 1 and math.isnan(biosses_b["low"]) and biosses_b["inside"] is None
+    biosses_b = rows[("biosses", "b")]  # one ok seed: no interval, too few seeds to say
+    assert biosses_b["n"] == 1 and math.isnan(biosses_b["low"])
+    assert biosses_b["verdict"] == "inconclusive" and pd.isna(biosses_b["seeds_to_decide"])
+    assert biosses_b["note"] == "fewer than 2 ok seeds: no interval"
     assert biosses_b["delta"] == 0.0
-    blurb_b = rows[("BLURB-style average (re, sts)", "b")]  # a BLURB score has no per-seed values
-    assert blurb_b["task"] == "blurb" and math.isnan(blurb_b["low"]) and blurb_b["inside"] is None
+    blurb_b = rows[("BLURB-style average (re, sts)", "b")]  # biosses b has one seed
+    assert blurb_b["task"] == "blurb" and math.isnan(blurb_b["low"])
+    assert blurb_b["verdict"] == "inconclusive"
+    assert blurb_b["note"] == "fewer than 2 ok seeds in a task: no interval"
     assert blurb_b["ours"] == pytest.approx((65.0 + 75.0) / 2)
+    blurb_a = rows[("BLURB-style average (re, sts)", "a")]  # not printed, but an interval
+    assert blurb_a["low"] < blurb_a["ours"] < blurb_a["high"] and pd.isna(blurb_a["verdict"])
     assert frame.attrs == {"source": "stand-in", "decimals": 0, "statistic": "mean"}
     assert reproduction_summary(frame) == {
         "entries": 6,
         "published": 4,
-        "inside": 1,
-        "outside": 1,
-        "not_comparable": 2,
+        "reproduced": 0,
+        "differs": 1,
+        "inconclusive": 3,
+        "not_comparable": 0,
         "not_printed": 2,
     }
 
 
-@pytest.mark.parametrize("value, inside", [(67.5, True), (67.6, False), (62.5, True)])
-def test_the_printed_value_stands_for_all_that_round_to_it(value, inside):
-    # gad b's interval is [62.516, 67.484]; printed to one decimal, 67.5 may be 67.45
-    frame = reproduction_rows(cells(), "s", study({"gad": {"b": value}}, decimals=1))
-    assert by_entry(frame)[("gad", "b")]["inside"] is inside
+@pytest.mark.parametrize(
+    "value, verdict",
+    [
+        (65.4, "reproduced"),
+        (65.5, "inconclusive"),  # 65.55 may be what was printed: 65.55 − 3 > 62.516
+        (64.6, "reproduced"),
+        (64.5, "inconclusive"),
+        (70.5, "inconclusive"),  # 70.45 − 3 = 67.45 is inside the interval
+        (70.6, "differs"),
+    ],
+)
+def test_the_printed_value_stands_for_all_that_round_to_it(value, verdict):
+    # gad b's interval is [62.516, 67.484]; printed to one decimal, 65.4 may be 65.35 to 65.45,
+    # all within ± 3 of every value in the interval; gad's margin overrides the default
+    margin = {"default": 1.0, "gad": 3.0}
+    frame = reproduction_rows(cells(), "s", study({"gad": {"b": value}}, decimals=1, margin=margin))
+    assert by_entry(frame)[("gad", "b")]["verdict"] == verdict
+    assert by_entry(frame)[("gad", "b")]["margin"] == 3.0
+    assert by_entry(frame)[("biosses", "b")]["margin"] == 1.0
 
 
 def test_a_median_study_compares_its_medians_with_the_order_statistic_interval():
-    frame = reproduction_rows(cells(), "s", study({"gad": {"a": 94.0, "b": 66.5}}, "median"))
+    values = {"gad": {"a": 94.0, "b": 67.5}, "blurb": {"a": 66.0}}
+    frame = reproduction_rows(cells(), "s", study(values, "median"))
     rows = by_entry(frame)
     assert rows[("gad", "a")]["ours"] == 61.0  # the median, as the median table shows
     assert (rows[("gad", "a")]["low"], rows[("gad", "a")]["high"]) == (60.0, 95.0)
-    assert rows[("gad", "a")]["level"] == 0.75 and rows[("gad", "a")]["inside"] is True
-    assert rows[("gad", "b")]["inside"] is False  # range 64..66, printed 66.5
+    assert rows[("gad", "a")]["level"] == 0.75 and rows[("gad", "a")]["verdict"] == "inconclusive"
+    assert pd.isna(rows[("gad", "a")]["seeds_to_decide"])  # a t-figure only for means
+    assert rows[("gad", "b")]["verdict"] == "differs"  # range 64..66, printed 67.5 ± 1.05
+    blurb = rows[("BLURB-style average (re, sts)", "a")]  # medians' intervals do not add up
+    assert pd.isna(blurb["verdict"]) and blurb["note"] == "a median's BLURB score has no interval"
+    assert reproduction_summary(frame)["not_comparable"] == 1
     assert frame.attrs["statistic"] == "median"
 
 
 def test_a_study_without_published_values_has_our_numbers_alone():
     frame = reproduction_rows(cells(), "s", study())
-    assert frame["published"].isna().all() and frame["inside"].isna().all()
+    assert frame["published"].isna().all() and frame["verdict"].isna().all()
     assert frame["ours"].notna().all() and frame.attrs["source"] == ""
+    assert frame["note"].isna().all()
     assert reproduction_summary(frame)["published"] == 0
 
 
@@ -240,6 +274,8 @@ def test_the_tables_step_writes_the_reproduction_csv_beside_the_table(tmp_path):
         assert csv["ours"].notna().all()
     with_values = pd.read_csv(tmp_path / "tables" / "with.reproduction.csv")
     assert with_values["published"].notna().sum() == 4
-    assert with_values["inside"].tolist()[:2] == [True, False]
+    assert with_values["verdict"].tolist()[:2] == ["inconclusive", "differs"]
+    text = (tmp_path / "tables" / "with.reproduction.csv").read_text().splitlines()
+    assert text[1].endswith(",1.0,inconclusive,6103,")  # whole seeds; gad a: no note
     without = pd.read_csv(tmp_path / "tables" / "without.reproduction.csv")
-    assert without["published"].isna().all() and without["inside"].isna().all()
+    assert without["published"].isna().all() and without["verdict"].isna().all()

@@ -144,3 +144,24 @@ def test_the_file_is_strict_json_and_the_tables_step_writes_one_per_study(tmp_pa
     assert column(json.loads((tmp_path / "blurb.json").read_text()), "candidate") == column(
         results, "candidate"
     )
+
+
+def test_the_reproduction_verdicts_are_counted():
+    """results/{study}.json counts the reproduction view's verdicts (results/reproduction.py)."""
+    config = copy.deepcopy(CONFIG)
+    config["studies"]["blurb"]["published"] = {
+        "source": "stand-in",
+        "decimals": 1,
+        # candidate biosses 90, 92: [78.3, 100] around 91; gad 80, 84: [56.6, 100] around 82
+        "values": {"biosses": {"candidate": 91.0, "pubmedbert": 93.0}, "gad": {"candidate": 20.0}},
+    }
+    assert study_results(CELLS, config, "blurb")["reproduction"] == {
+        "entries": 6,
+        "published": 3,
+        "reproduced": 0,
+        "differs": 1,  # gad: 20 is far below [56.6, 100]
+        "inconclusive": 2,  # candidate biosses: too wide; pubmedbert biosses: one seed
+        "not_comparable": 0,
+        "not_printed": 3,
+    }
+    assert study_results(CELLS, CONFIG, "blurb")["reproduction"]["published"] == 0

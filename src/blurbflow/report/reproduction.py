@@ -1,5 +1,6 @@
 """The report's "Reproduction" view of a study: its entries beside the published values
-(results/reproduction.py) as text at the printed precision, with the counts."""
+(results/reproduction.py) as text at the printed precision, with each entry's verdict and the
+counts of each."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def reproduction_view(frame: pd.DataFrame, study: dict) -> dict | None:
         if pd.notna(low):
             span = f"[{_number(low, digits)}, {_number(high, digits)}]"
             span += f" ({100 * level:.1f}%)" if level < 0.95 else ""
-        inside = entry["inside"]
+        seeds = entry["seeds_to_decide"]
         rows.append(
             {
                 "row": entry["row"],
@@ -57,7 +58,10 @@ def reproduction_view(frame: pd.DataFrame, study: dict) -> dict | None:
                 "n": int(entry["n"]),
                 "interval": span,
                 "delta": _signed(entry["delta"], digits),
-                "inside": {True: "inside", False: "outside"}.get(inside, "–"),
+                "margin": f"±{_number(entry['margin'], max(digits, 1))}",
+                "verdict": "–" if pd.isna(entry["verdict"]) else entry["verdict"],
+                "seeds": "–" if pd.isna(seeds) else int(seeds),
+                "note": "" if pd.isna(entry["note"]) else entry["note"],
             }
         )
     statistic = frame.attrs.get("statistic", "mean")

@@ -2,7 +2,7 @@
 published value (results/published_values.py: the papers' transcribed tables and the config's
 `published:` block), ours (the study's `statistic` over the ok seeds at the selected
 hyperparameters: the number its table shows), the seeds behind it, our 95% interval, the
-difference and whether the published value lies inside the interval.
+difference and the verdict against the entry's margin (results/verdict.py).
 
 The interval, over the per-seed test scores of the entry (`seed_scores`):
 
@@ -14,11 +14,14 @@ The interval, over the per-seed test scores of the entry (`seed_scores`):
   no bootstrap. With 5 seeds or fewer no k reaches 0.95; the interval is then the range
   [min, max] and `level` its smaller exact coverage (5 seeds 0.9375, 3 seeds 0.75, 2 seeds 0.5).
 
-Fewer than 2 ok seeds give no interval, and neither does a BLURB entry (it averages tasks whose
-seeds are not paired, so there is no per-seed BLURB score). `inside` is True when the published
-value, as printed, lies in the interval widened by half a unit of its last printed digit (the
-printed number stands for every value that rounds to it), False when not, None when either is
-missing.
+Fewer than 2 ok seeds give no interval. A BLURB entry of a mean study gets one from its
+tasks' seeds (results/verdict.py); a median study's BLURB entry has none and is not comparable.
+Per entry with a published value and a number of ours, `verdict` (results/verdict.py):
+`reproduced` (our interval within ± the entry's `margin` of the published value, give or take
+half a unit of its last printed digit: the printed number stands for every value that rounds to
+it), `differs` (the interval excludes it by more than the margin) or `inconclusive` (neither,
+or no interval), with `seeds_to_decide` for an inconclusive one and `note` saying why an entry
+with a published value has no interval or verdict.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.results.published_values import BLURB, study_published
 from blurbflow.results.study_cells import ordered_tasks, seed_scores, study_cells
 from blurbflow.results.tables import study_statistic, study_table, table_entries
+from blurbflow.results.verdict import (
+    VERDICTS,
+    blurb_interval,
+    seeds_to_decide,
+    study_margin,
+    verdict,
+)
 from blurbflow.tasks.registry import get_task
 
 LEVEL = 0.95
@@ -54,7 +64,10 @@ COLUMNS = [
     "high",
     "level",  # the interval's coverage: 0.95, or less for a median over ≤ 5 seeds
     "delta",  # ours − published
-    "inside",  # published within [low, high] (± half a printed unit); empty when not comparable
+    "margin",  # the entry's reproduction_margin (results/verdict.py)
+    "verdict",  # reproduced, differs or inconclusive; empty when not comparable
+    "seeds_to_decide",  # inconclusive: the seeds that would decide it at the observed spread
+    "note",  # why an entry with a published value has no interval or verdict
 ]
 
 
@@ -105,10 +118,10 @@ def _label(values: Sequence[str]) -> str:
     return " / ".join(values) if values else "test"
 
 
-def _entries(study: dict) -> list[tuple[str, str, tuple[str, str, str], tuple | None]]:
+def _entries(study: dict) -> list[tuple[str, str, tuple[str, str, str], tuple, list | None]]:
     """(table row label, table column label, (row key, column key, task), (model, task,
-    recipe) or None for a BLURB entry) of every entry the study's table shows, in its order
-    (as `study_table` lays them out)."""
+    recipe), the BLURB score's tasks or None) of every entry the study's table shows, in its
+    order (as `study_table` lays them out; a BLURB entry's task is `blurb`)."""
     rows_dim, column_dims = study_layout(study)
     order = {dim: list(study[f"{dim}s"]) for dim in DIMS}
     order["task"] = ordered_tasks(order["task"])
@@ -122,24 +135,73 @@ def _entries(study: dict) -> list[tuple[str, str, tuple[str, str, str], tuple | 
             at = {rows_dim: row, **dict(zip(column_dims, column, strict=True))}
             at.update({d: order[d][0] for d in DIMS if d not in at})
             key = (row, column_key(column), at["task"])
-            found.append((row, _label(column), key, tuple(at[d] for d in DIMS)))
+            found.append((row, _label(column), key, tuple(at[d] for d in DIMS), None))
     tasks = order["task"]
+    label, parts = blurb_parts(tasks)[0]
     if len(tasks) > 1 and rows_dim == "task":
         for column in product(column_dims):
             key = (BLURB, column_key(column), BLURB)
-            found.append((blurb_parts(tasks)[0][0], _label(column), key, None))
+            at = {**dict(zip(column_dims, column, strict=True)), "task": BLURB}
+            at.update({d: order[d][0] for d in DIMS if d not in at})
+            found.append((label, _label(column), key, tuple(at[d] for d in DIMS), parts))
     elif len(tasks) > 1 and "task" in column_dims:
         others = [d for d in column_dims if d != "task"]
         for row in order[rows_dim]:
             for other in product(others):
                 at = {**dict(zip(others, other, strict=True)), "task": BLURB}
                 key = (row, column_key([at[d] for d in column_dims]), BLURB)
-                found.append((row, _label([blurb_parts(tasks)[0][0], *other]), key, None))
+                at.update({rows_dim: row})
+                at.update({d: order[d][0] for d in DIMS if d not in at})
+                dims = tuple(at[d] for d in DIMS)
+                found.append((row, _label([label, *other]), key, dims, parts))
     return found
 
 
 def _number(value) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def _row(study, statistic, value, ours, seeds, parts, unit) -> dict:
+    """An entry's interval, delta, margin, verdict, seeds to decide and note (module doc)."""
+    task = BLURB if parts else next(iter(seeds))
+    low = high = level = note = decided = seeds_needed = None
+    if parts and statistic == "mean":
+        found = blurb_interval(seeds, ours) if ours is not None else None
+    elif parts:
+        found = None
+        note = f"a {statistic}'s BLURB score has no interval" if value is not None else None
+    else:
+        found = interval(seeds[task], statistic)
+    if found:
+        low, high, level = found
+        # a t-interval may reach past the metrics' range (F1 > 100)
+        ranges = [metric_range(get_task(t).metric) for t in seeds]
+        low = max(low, min(bottom for bottom, _ in ranges))
+        high = min(high, max(top for _, top in ranges))
+    margin = study_margin(study, task)
+    if value is not None and ours is None:
+        note = "no ok seed"
+    elif value is not None and note is None:
+        if found:
+            decided = verdict(value, low, high, margin, unit)
+        elif statistic in ("mean", "median"):
+            decided = "inconclusive"
+            note = "fewer than 2 ok seeds" + (" in a task" if parts else "") + ": no interval"
+        else:
+            note = f"no interval for the {statistic}"
+        if decided == "inconclusive" and statistic == "mean":
+            seeds_needed = seeds_to_decide(seeds, ours - value, margin, unit)
+    return {
+        "low": low,
+        "high": high,
+        "level": level,
+        # rounded: the float noise of 92.0 − 92.1 is no difference
+        "delta": round(ours - value, 10) if value is not None and ours is not None else None,
+        "margin": margin,
+        "verdict": decided,
+        "seeds_to_decide": seeds_needed,
+        "note": note,
+    }
 
 
 def reproduction_rows(
@@ -161,35 +223,18 @@ def reproduction_rows(
     scores, shown = seed_scores(selected), table_entries(table)
     unit = 0.5 * 10 ** -(published["decimals"] or 0)
     rows = []
-    for row_label, column_label, key, dims in _entries(study):
+    for row_label, column_label, key, dims, parts in _entries(study):
         entry = shown[(row_label, column_label)]
         ours = _number(entry[statistic]) if int(entry["n"]) else None
-        found = interval(scores.get(dims, []), statistic) if dims else None
         value = published["values"].get(key)
-        low, high, level = found if found else (None, None, None)
-        if found and dims:  # a t-interval may reach past the metric's range (F1 > 100)
-            bottom, top = metric_range(get_task(dims[1]).metric)
-            low, high = max(low, bottom), min(high, top)
-        comparable = value is not None and found is not None and ours is not None
+        seeds = {t: scores.get((dims[0], t, dims[2]), []) for t in parts or [dims[1]]}
+        row = _row(study, statistic, value, ours, seeds, parts, unit)
         rows.append(
-            {
-                "row": row_label,
-                "column": column_label,
-                "task": key[2],
-                "published": value,
-                "ours": ours,
-                "n": int(entry["n"]),
-                "low": low,
-                "high": high,
-                "level": level,
-                # rounded: the float noise of 92.0 − 92.1 is no difference
-                "delta": round(ours - value, 10)
-                if value is not None and ours is not None
-                else None,
-                "inside": (low - unit <= value <= high + unit) if comparable else None,
-            }
+            {"row": row_label, "column": column_label, "task": key[2], "published": value}
+            | {"ours": ours, "n": int(entry["n"])}
+            | row
         )
-    frame = pd.DataFrame(rows, columns=COLUMNS).astype({"inside": "object"})
+    frame = pd.DataFrame(rows, columns=COLUMNS).astype({"seeds_to_decide": "Int64"})
     frame.attrs.update(
         {
             "source": published["source"],
@@ -201,22 +246,22 @@ def reproduction_rows(
 
 
 def reproduction_summary(frame: pd.DataFrame) -> dict[str, int]:
-    """Counts: entries, with a published value, inside and outside our interval, not comparable
-    (a published value but no interval or no number of ours), not printed (no published value)."""
+    """Counts: entries, with a published value, per verdict, not comparable (a published value
+    but no verdict: no number of ours, or no interval for the statistic), not printed (no
+    published value)."""
     has = frame["published"].notna()
-    inside = frame["inside"]
+    verdicts = frame["verdict"]
     return {
         "entries": len(frame),
         "published": int(has.sum()),
-        "inside": int((inside == True).sum()),  # noqa: E712 (an object column of True/False/None)
-        "outside": int((inside == False).sum()),  # noqa: E712
-        "not_comparable": int((has & inside.isna()).sum()),
+        **{name: int((verdicts == name).sum()) for name in VERDICTS},
+        "not_comparable": int((has & verdicts.isna()).sum()),
         "not_printed": int((~has).sum()),
     }
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """The rows as CSV: empty fields for missing values, `inside` as True/False."""
+    """The rows as CSV: empty fields for missing values, whole numbers of seeds."""
     return frame.to_csv(index=False)
 
 

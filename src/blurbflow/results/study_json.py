@@ -8,7 +8,9 @@ seeds; per column the BLURB score (the macro average over task types of the stud
 the means and of the medians: each statistic that feeds BLURB). With them: the config hash
 (sha256 of the canonical JSON of everything in the config the study's cells depend on, see
 `study_config`), the blurbflow and package versions and the git commit of the code that wrote
-it. Missing numbers (no finished seed, NaN) are `null`."""
+it; `reproduction`: the counts of the study's reproduction verdicts (results/reproduction.py:
+entries, published, reproduced, differs, inconclusive, not comparable, not printed). Missing
+numbers (no finished seed, NaN) are `null`."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_label, blurb_score
 from blurbflow.provenance import REPORT_PACKAGES, git, git_commit, package_version
 from blurbflow.results.layout import shown_study
+from blurbflow.results.reproduction import reproduction_rows, reproduction_summary
 from blurbflow.results.statistics import REGISTRY
 from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
 from blurbflow.results.tables import seed_summary, study_statistic
@@ -109,10 +112,15 @@ def _blurb(tasks: list[str], entries: dict[str, dict], statistic: str) -> dict:
 
 
 def study_results(
-    cells: pd.DataFrame, config: dict, name: str, selected: pd.DataFrame | None = None
+    cells: pd.DataFrame,
+    config: dict,
+    name: str,
+    selected: pd.DataFrame | None = None,
+    reproduction: pd.DataFrame | None = None,
 ) -> dict:
     """The content of `results/{name}.json` (see the module's doc). `selected`: the study's
-    cells already through `study_cells` (of its shown study), when the caller has them."""
+    cells already through `study_cells` (of its shown study), and `reproduction` its
+    `reproduction_rows`, when the caller has them."""
     raw = config["studies"][name]
     study = shown_study(raw)
     selected = study_cells(cells, study) if selected is None else selected
@@ -132,6 +140,8 @@ def study_results(
                 "blurb": _blurb(tasks, entries, statistic),
             }
         )
+    if reproduction is None:
+        reproduction = reproduction_rows(cells, name, raw, selected)
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return {
         "format": FORMAT,
@@ -142,6 +152,7 @@ def study_results(
         "metrics": {task: metric or get_task(task).metric for task in tasks},
         "models": {m: (config.get("models") or {}).get(m) for m in study["models"]},
         "columns": columns,
+        "reproduction": reproduction_summary(reproduction),
         "config_hash": study_config_hash(config, name),
         "blurbflow_version": package_version("blurbflow"),
         "versions": {p: package_version(p) for p in REPORT_PACKAGES},
