@@ -128,6 +128,8 @@ def test_demo_report_renders_without_console_errors(demo, tmp_path):
     assert view.count("<tr") == 13
     for verdict, count in shown.items():
         assert len(re.findall(rf">{verdict}[ <]", view)) == count, verdict  # `( note)` after
+    # demo.yaml's stand-in BLURB 79.0 is not what its own task values give (79.4): flagged
+    assert view.count('<td class="contradicted"') == 1 and "give 79.4" in view
     # BIOSSES 14.4 against 88.5 with 2 seeds was "inside" an interval of ±100: now inconclusive
     # with the seeds that would decide it, or differs
     assert inconclusive == 0 or re.search(r'class="seeds-to-decide">\d+<', view)

@@ -1,7 +1,8 @@
 """The reproduction verdict (results/verdict.py) on hand-made seeds: reproduced, differs and
 inconclusive against a published value and a margin, the seeds that would decide an
 inconclusive entry (checked against scipy's t quantiles by hand), a BLURB score's interval from
-its tasks' seeds, the margin's per-task override, and the counts of a study's verdicts."""
+its tasks' seeds, the margin's per-task override, the counts of a study's verdicts, and a
+printed BLURB score that the paper's own task values contradict (Tinn Table 9's 82.75)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,22 @@ import math
 
 import pandas as pd
 import pytest
+import yaml
 from scipy.stats import t
 from test_results import frame_of
 
+from blurbflow.report.reproduction import reproduction_view
 from blurbflow.results.reproduction import reproduction_rows, reproduction_summary
 from blurbflow.results.verdict import (
     blurb_interval,
     blurb_weights,
+    contradiction,
     seeds_to_decide,
     study_margin,
     verdict,
 )
+
+from workflow_helpers import REPO
 
 
 def t_interval(values):
@@ -144,3 +150,28 @@ def test_a_studys_rows_count_each_verdict():
         "not_comparable": 0,
         "not_printed": 0,
     }
+
+
+def test_a_printed_blurb_score_its_tasks_contradict_is_flagged():
+    # gad (re) 80.00 and biosses (sts) 90.00 give 85.00; two decimals: both rounded, 0.01 apart
+    assert contradiction({"gad": 80.0, "biosses": 90.0}, 85.01, unit=0.005) is None
+    note = contradiction({"gad": 80.0, "biosses": 90.0}, 85.75, unit=0.005)
+    assert note == "contradicted: the paper's own task values give 85.00"
+    assert contradiction({"gad": 80.0, "biosses": None}, 85.75, unit=0.005) is None
+
+
+def test_tinn_table9s_optimal_blurb_is_flagged_in_the_reproduction_view():
+    # Tinn Table 9 prints PubMedBERT-BASE's Optimal BioASQ and BLURB both as 82.75; its
+    # thirteen printed tasks give 82.00 (tests/test_published.py)
+    study = yaml.safe_load((REPO / "config.yaml").read_text())["studies"]["tinn-table9"]
+    frame = reproduction_rows(frame_of([]), "tinn-table9", study)
+    flagged = frame[frame["note"].fillna("").str.contains("contradicted")]
+    assert list(zip(flagged["row"], flagged["column"], strict=True)) == [
+        ("BLURB", "pubmedbert / optimal")
+    ]
+    assert flagged["published"].tolist() == [82.75]
+    assert "the paper's own task values give 82.00" in flagged["note"].iloc[0]
+    view = reproduction_view(frame, study)
+    assert [(e["row"], e["column"]) for e in view["rows"] if e["contradicted"]] == [
+        ("BLURB", "pubmedbert / optimal")
+    ]

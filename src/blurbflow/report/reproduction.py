@@ -62,6 +62,7 @@ def reproduction_view(frame: pd.DataFrame, study: dict) -> dict | None:
                 "verdict": "–" if pd.isna(entry["verdict"]) else entry["verdict"],
                 "seeds": "–" if pd.isna(seeds) else int(seeds),
                 "note": "" if pd.isna(entry["note"]) else entry["note"],
+                "contradicted": "contradicted" in str(entry["note"]),
             }
         )
     statistic = frame.attrs.get("statistic", "mean")

@@ -21,7 +21,8 @@ Per entry with a published value and a number of ours, `verdict` (results/verdic
 half a unit of its last printed digit: the printed number stands for every value that rounds to
 it), `differs` (the interval excludes it by more than the margin) or `inconclusive` (neither,
 or no interval), with `seeds_to_decide` for an inconclusive one and `note` saying why an entry
-with a published value has no interval or verdict.
+with a published value has no interval or verdict, or that the paper's own task values
+contradict its printed BLURB score.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from blurbflow.results.tables import study_statistic, study_table, table_entries
 from blurbflow.results.verdict import (
     VERDICTS,
     blurb_interval,
+    contradiction,
     seeds_to_decide,
     study_margin,
     verdict,
@@ -222,13 +224,18 @@ def reproduction_rows(
     statistic = study_statistic(study)
     scores, shown = seed_scores(selected), table_entries(table)
     unit = 0.5 * 10 ** -(published["decimals"] or 0)
-    rows = []
-    for row_label, column_label, key, dims, parts in _entries(study):
+    rows, entries = [], _entries(study)
+    keys = {dims: key for _, _, key, dims, parts in entries if not parts}
+    for row_label, column_label, key, dims, parts in entries:
         entry = shown[(row_label, column_label)]
         ours = _number(entry[statistic]) if int(entry["n"]) else None
         value = published["values"].get(key)
         seeds = {t: scores.get((dims[0], t, dims[2]), []) for t in parts or [dims[1]]}
         row = _row(study, statistic, value, ours, seeds, parts, unit)
+        if parts and value is not None:  # the paper's own numbers may contradict it
+            printed = {t: published["values"].get(keys[(dims[0], t, dims[2])]) for t in parts}
+            flag = contradiction(printed, value, unit)
+            row["note"] = "; ".join(n for n in (row["note"], flag) if n) or None
         rows.append(
             {"row": row_label, "column": column_label, "task": key[2], "published": value}
             | {"ours": ours, "n": int(entry["n"])}

@@ -20,7 +20,11 @@ S = s (the seeds' sample standard deviation) and df = n − 1. A BLURB score is
 Σ w_t · mean_t over its tasks (w_t = 1 / (types × tasks of t's type)), the tasks' seeds
 independent: its interval is the score ± t(0.975, df) · se, se² = Σ w_t² s_t² / n_t, df
 Welch–Satterthwaite's; the seeds to decide are per task, S² = Σ w_t² s_t². A median study's
-BLURB score has no interval (order-statistic intervals do not add up): not comparable."""
+BLURB score has no interval (order-statistic intervals do not add up): not comparable.
+
+A printed BLURB score that the paper's own printed task values do not give (their BLURB score
+differs from it by more than the rounding of both, 2u) is flagged: one of them is a misprint
+(Tinn et al. Table 9's PubMedBERT-BASE Optimal column prints 82.75 where its tasks give 82.00)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from blurbflow.metrics.blurb import blurb_score
 from blurbflow.tasks.registry import get_task
 
 LEVEL = 0.95
@@ -122,3 +127,15 @@ def verdict(
     if high < published - unit - margin or low > published + unit + margin:
         return "differs"
     return "inconclusive"
+
+
+def contradiction(tasks: Mapping[str, float | None], printed: float, unit: float) -> str | None:
+    """A note when the printed task values give another BLURB score than the printed one (module
+    doc); None when they agree or a task's value is not printed."""
+    if not tasks or any(v is None for v in tasks.values()):
+        return None
+    score = blurb_score(tasks)
+    if abs(score - printed) <= 2 * unit + 1e-9:
+        return None
+    digits = max(1, round(-math.log10(2 * unit)))  # the printed decimals, at least one
+    return f"contradicted: the paper's own task values give {score:.{digits}f}"
