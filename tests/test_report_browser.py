@@ -196,7 +196,7 @@ def test_demo_report_shows_each_comparisons_interval_mde_and_label(demo, tmp_pat
 @needs_chromium
 def test_demo_report_screenshot(demo, tmp_path):
     report = demo / "results" / "report.html"
-    screenshot = demo / "results" / "report.png"
+    screenshot = tmp_path / "report.png"  # not in the shared demo tree (test_docs_concepts)
     run = chromium(
         report,
         tmp_path / "profile",
