@@ -20,7 +20,7 @@ HELPERS = {"common.py"}  # imported by the benchmarks, no benchmark itself
 # (script, arguments after --smoke, a pattern its output must match: a table header or figure)
 SMOKE = [
     ("adaptive_seeds.py", [], r"false-positive rate \(D = 0\), worst scenario: \d\.\d{3}"),
-    ("aggregate.py", [], r"aggregation \+ tables \+ report of 1488 cells: \d+\.\d s"),
+    ("aggregate.py", [], r"aggregation \+ tables \+ report of 1392 cells: \d+\.\d s"),
     ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
     ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
