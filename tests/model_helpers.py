@@ -52,3 +52,32 @@ def make_options(**overrides) -> CellOptions:
         **overrides,
     }
     return CellOptions.from_dict(given, where="make_options")
+
+
+def small_gad_project(root, sizes: tuple[int, int, int]):
+    """GAD generated, prepared, cut to (train, dev, test) instances, a 32-wide demo BERT built on
+    it and the cut data encoded at max_length 128: `root/model`, `root/data/small`,
+    `root/encoded` (the cell tests' project)."""
+    import pandas as pd
+
+    from blurbflow.data.generate import generate_source
+    from blurbflow.data.prepare import prepare_task
+    from blurbflow.models.build import build_demo_model
+    from blurbflow.models.load import load_tokenizer
+    from blurbflow.options import InputOptions
+    from blurbflow.tasks import get_task
+    from blurbflow.train.encode import encode_task
+
+    generate_source("gad", root / "raw/gad")
+    prepare_task("gad", root / "raw", root / "data/gad")
+    small = root / "data/small"
+    small.mkdir()
+    for split, n in zip(("train", "dev", "test"), sizes, strict=True):
+        frame = pd.read_parquet(root / f"data/gad/{split}.parquet").head(n)
+        frame.to_parquet(small / f"{split}.parquet")
+    build_demo_model(
+        [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
+    )
+    tokenizer = load_tokenizer(str(root / "model"))
+    encode_task(get_task("gad"), small, tokenizer, InputOptions(max_length=128), root / "encoded")
+    return root

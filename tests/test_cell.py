@@ -15,39 +15,19 @@ import torch
 from results_helpers import load_cells
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from blurbflow.data.generate import generate_source
-from blurbflow.data.prepare import prepare_task
-from blurbflow.models.build import build_demo_model
-from blurbflow.models.load import load_tokenizer
-from blurbflow.options import CellOptions, InputOptions, defaults
+from blurbflow.options import CellOptions, defaults
 from blurbflow.provenance import code_versions
 from blurbflow.record.schema import CELL_KEYS, COLUMNS, Result
-from blurbflow.tasks import get_task
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell
-from blurbflow.train.encode import encode_task
 from blurbflow.train.kept import MODEL_DIR, model_card
 
-from model_helpers import make_options
+from model_helpers import make_options, small_gad_project
 
 
 @pytest.fixture(scope="module")
 def gad(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cell")
-    generate_source("gad", root / "raw/gad")
-    prepare_task("gad", root / "raw", root / "data/gad")
-    small = root / "data/small"
-    small.mkdir()
-    for split, n in (("train", 400), ("dev", 100), ("test", 100)):
-        pd.read_parquet(root / f"data/gad/{split}.parquet").head(n).to_parquet(
-            small / f"{split}.parquet"
-        )
-    build_demo_model(
-        [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
-    )
-    tokenizer = load_tokenizer(str(root / "model"))
-    encode_task(get_task("gad"), small, tokenizer, InputOptions(max_length=128), root / "encoded")
-    return root
+    return small_gad_project(tmp_path_factory.mktemp("cell"), (400, 100, 100))
 
 
 def options(root: Path, **overrides) -> CellOptions:

@@ -6,41 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from blurbflow.data.generate import generate_source
-from blurbflow.data.prepare import prepare_task
-from blurbflow.models.build import build_demo_model
-from blurbflow.models.load import load_tokenizer
-from blurbflow.options import InputOptions
-from blurbflow.tasks import get_task
 from blurbflow.train import device as devices
 from blurbflow.train.cell import train_cell
-from blurbflow.train.encode import encode_task
 
-from model_helpers import make_options
+from model_helpers import make_options, small_gad_project
 
 PER_EPOCH = 4  # 64 training instances, batches of 16
 
 
 @pytest.fixture(scope="module")
 def gad(tmp_path_factory):
-    root = tmp_path_factory.mktemp("max_steps")
-    generate_source("gad", root / "raw/gad")
-    prepare_task("gad", root / "raw", root / "data/gad")
-    small = root / "data/small"
-    small.mkdir()
-    for split, n in (("train", 64), ("dev", 32), ("test", 32)):
-        pd.read_parquet(root / f"data/gad/{split}.parquet").head(n).to_parquet(
-            small / f"{split}.parquet"
-        )
-    build_demo_model(
-        [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
-    )
-    tokenizer = load_tokenizer(str(root / "model"))
-    encode_task(get_task("gad"), small, tokenizer, InputOptions(max_length=128), root / "encoded")
-    return root
+    return small_gad_project(tmp_path_factory.mktemp("max_steps"), (64, 32, 32))
 
 
 @pytest.fixture

@@ -15,25 +15,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 
-from blurbflow.data.generate import generate_source
-from blurbflow.data.prepare import prepare_task
 from blurbflow.errors import ConfigError
-from blurbflow.models.build import build_demo_model
-from blurbflow.models.load import load_tokenizer
-from blurbflow.options import InputOptions
-from blurbflow.tasks import get_task
 from blurbflow.tasks.crossval import PARENT
 from blurbflow.train import Preempted, batching, checkpoint, tracking
 from blurbflow.train.cell import train_cell
-from blurbflow.train.encode import encode_task
 from blurbflow.train.tracking import CellTracker, Tracking
 from blurbflow.validate import check_config
 
-from model_helpers import make_options
+from model_helpers import make_options, small_gad_project
 from tiny_project import tiny_config
 from workflow_helpers import REPO
 
@@ -180,20 +172,7 @@ def test_a_cell_that_raises_ends_its_runs_killed_or_failed(error, status):
 
 @pytest.fixture(scope="module")
 def gad(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tracked")
-    generate_source("gad", root / "raw/gad")
-    prepare_task("gad", root / "raw", root / "data/gad")
-    small = root / "data/small"
-    small.mkdir()
-    for split, n in (("train", 400), ("dev", 100), ("test", 100)):
-        frame = pd.read_parquet(root / f"data/gad/{split}.parquet").head(n)
-        frame.to_parquet(small / f"{split}.parquet")
-    build_demo_model(
-        [small / "train.parquet"], root / "model", hidden_size=32, pretrain_epochs=0, vocab_size=600
-    )
-    tokenizer = load_tokenizer(str(root / "model"))
-    encode_task(get_task("gad"), small, tokenizer, InputOptions(max_length=128), root / "encoded")
-    return root
+    return small_gad_project(tmp_path_factory.mktemp("tracked"), (400, 100, 100))
 
 
 def run(root: Path, name: str, tracked: Tracking | None = None, epochs: int = 3) -> dict:
