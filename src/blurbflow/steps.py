@@ -180,7 +180,7 @@ def _write_tables(config: dict, cells, out_dir: Path, results_dir: Path | None =
         rows = reproduction_rows(cells, name, study, selected, table)
         write_reproduction(rows, out_dir / name)
         write_comparisons(study_comparisons(cells, study, selected), out_dir / name)
-        results = study_results(cells, config, name, selected)
+        results = study_results(cells, config, name, selected, reproduction=rows)
         write_study_results(results, results_dir / f"{name}.json")
 
 
