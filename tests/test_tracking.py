@@ -22,6 +22,7 @@ from blurbflow.errors import ConfigError
 from blurbflow.tasks.crossval import PARENT
 from blurbflow.train import Preempted, batching, checkpoint, tracking
 from blurbflow.train.cell import train_cell
+from blurbflow.train.hooks import Hooks
 from blurbflow.train.tracking import CellTracker, Tracking
 from blurbflow.validate import check_config
 
@@ -162,7 +163,7 @@ def test_a_backend_that_raises_is_dropped_with_a_warning_and_the_others_go_on(ca
 def test_a_cell_that_raises_ends_its_runs_killed_or_failed(error, status):
     backend = Recording()
     with pytest.raises(error):
-        with tracking.ending(CellTracker({"b": backend})):
+        with Hooks([CellTracker({"b": backend})]).running():  # as train_cell runs its hooks
             raise error("stop")
     assert backend.calls == [("end", status)]
 

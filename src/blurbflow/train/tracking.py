@@ -17,8 +17,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,14 +213,3 @@ def read_run_ids(cell_dir: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in ids.items() if isinstance(v, str)} if isinstance(ids, dict) else {}
-
-
-@contextmanager
-def ending(tracker: CellTracker) -> Iterator[CellTracker]:
-    """A cell that raises ends its runs as KILLED (preempted: its retry continues them) or
-    FAILED; one that finishes has ended them itself (`CellTracker.finish`)."""
-    try:
-        yield tracker
-    except BaseException as error:
-        tracker.on_error(error)
-        raise
