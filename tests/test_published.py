@@ -367,3 +367,83 @@ def test_unknown_study_is_named():
 def test_the_data_files_are_package_data():
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert "published/*.yaml" in pyproject["tool"]["setuptools"]["package-data"]["blurbflow"]
+
+
+# --- a user's `published:` block (blurbflow.results.published_values) -------------------------
+
+
+def user_config(values: dict) -> dict:
+    """A hand-made config: one study, models as rows and tasks as columns, with `values` as its
+    `published:` block."""
+    return {
+        "models": {"bert": {}, "pubmedbert": {}, "biobert": {}},
+        "recipes": {"standard": {}},
+        "studies": {
+            "gu2021": {
+                "models": ["bert", "pubmedbert"],
+                "tasks": ["bc5chem", "gad"],
+                "recipes": ["standard"],
+                "seeds": 5,
+                "table": {"rows": "model", "columns": ["task"]},
+                "published": {"source": "mine", "values": values},
+            }
+        },
+    }
+
+
+def check_user_study(values: dict) -> None:
+    from blurbflow.results.published_values import check_study_published
+
+    config = user_config(values)
+    check_study_published("gu2021", config["studies"]["gu2021"], config)
+
+
+def test_a_valid_user_block_passes_and_its_values_count():
+    from blurbflow.results.published_values import study_published
+
+    values = {"pubmedbert": {"bc5chem": 93.33, "gad": 82.34, "blurb": 87.8}, "bert": {}}
+    check_user_study(values)
+    study = user_config(values)["studies"]["gu2021"]
+    assert study_published("gu2021", study)["values"] == {
+        ("pubmedbert", "bc5chem", "bc5chem"): 93.33,
+        ("pubmedbert", "gad", "gad"): 82.34,
+        ("pubmedbert", "blurb", "blurb"): 87.8,
+    }
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        # a model row the config does not know (a typo)
+        (
+            {"pubmedbrt": {"bc5chem": 93.33}},
+            "studies.gu2021.published.values.pubmedbrt.bc5chem: the row names model "
+            "'pubmedbrt', which the config does not know (did you mean 'pubmedbert'?); "
+            "the table's models are bert, pubmedbert",
+        ),
+        # a model the config defines but the study does not list
+        (
+            {"biobert": {"bc5chem": 93.33}},
+            "studies.gu2021.published.values.biobert.bc5chem: the row names model 'biobert', "
+            "which the study does not list",
+        ),
+        # a task column the study does not have
+        (
+            {"pubmedbert": {"bc5chem": 93.33, "bc5chme": 85.6}},
+            "studies.gu2021.published.values.pubmedbert.bc5chme: the column names task "
+            "'bc5chme', which the config does not know (did you mean 'bc5chem'?); "
+            "the table's tasks are bc5chem, gad, blurb",
+        ),
+        (
+            {"pubmedbert": {"ncbidisease": 87.82}},
+            "studies.gu2021.published.values.pubmedbert.ncbidisease: the column names task "
+            "'ncbidisease', which the study does not list",
+        ),
+    ],
+)
+def test_a_user_block_entry_the_study_does_not_have_is_an_error_naming_the_key(values, message):
+    from blurbflow.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        check_user_study(values)
+    assert str(raised.value).startswith(message)

@@ -16,6 +16,7 @@ import yaml
 from test_results import frame_of
 
 from blurbflow import steps
+from blurbflow.errors import ConfigError
 from blurbflow.results.published_values import check_published, study_published
 from blurbflow.results.reproduction import (
     COLUMNS,
@@ -224,32 +225,31 @@ def test_a_transcribed_study_gets_the_papers_values_and_the_config_wins():
     assert study_published("gu-table6", other)["values"] == {}
 
 
-def test_the_config_block_is_checked_and_a_name_the_config_does_not_know_is_a_warning():
+def test_the_config_block_is_checked_and_an_entry_the_table_does_not_have_is_an_error():
     config = {"models": {"m": {}}, "recipes": {"a": {}, "b": {}}}
-    assert check_published(study(PUBLISHED), config) == []
+    assert check_published(study(PUBLISHED), config) is None
     for values, message in [
         ({"gad": {"a": "n/a"}}, "values.gad.a: a published value is a number or 'not printed'"),
         ({"gad": 1.0}, "values.gad: a mapping column → value"),
         ({"gad": {"a": {"biosses": 1.0}}}, "names this entry's task 'gad' alone"),
         ({"gad": {"a / b": 1.0}}, "values.gad.a / b: a column key is the values of recipe"),
+        # a typo or a renamed recipe: no longer a warning with the value left out
+        (
+            {"gda": {"a": 1.0}},
+            "values.gda.a: the row names task 'gda', which the config does not know "
+            "(did you mean 'gad'?); the table's tasks are gad, biosses, blurb",
+        ),
+        ({"gad": {"c": 2.0}}, "values.gad.c: the column names recipe 'c', which the config"),
     ]:
-        with pytest.raises(ValueError, match=re.escape(message)):
+        with pytest.raises(ConfigError, match=re.escape(message)):
             check_published(study(values), config)
-    # a typo or a renamed recipe: a warning, and the entry is left out
-    typos = {"gda": {"a": 1.0}, "gad": {"c": 2.0, "b": 3.0}}
-    assert check_published(study(typos), config) == [
-        "values.gda.a: the row names task 'gda', which the config does not know "
-        "(did you mean 'gad'?); left out",
-        "values.gad.c: the column names recipe 'c', which the config does not know; left out",
-    ]
-    assert study_published("s", study(typos))["values"] == {("gad", "b", "gad"): 3.0}
-    # a narrowed study keeps the values of entries it no longer shows, silently left out
+    # a narrowed study: the entries of what it no longer lists are refused as well
     narrowed = {**study(PUBLISHED), "recipes": ["a"]}
-    assert check_published(narrowed, config) == []
-    assert set(study_published("s", narrowed)["values"]) == {
-        ("gad", "a", "gad"),
-        ("biosses", "a", "biosses"),
-    }
+    with pytest.raises(
+        ConfigError,
+        match=r"values\.gad\.b: the column names recipe 'b', which the study does not list",
+    ):
+        check_published(narrowed, config)
 
 
 def test_the_demo_config_gives_stand_in_values_the_schema_accepts():
@@ -258,7 +258,7 @@ def test_the_demo_config_gives_stand_in_values_the_schema_accepts():
     demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     check_config(demo, schema)
-    assert check_published(demo["studies"]["demo"], demo) == []
+    check_published(demo["studies"]["demo"], demo)
     found = study_published("demo", demo["studies"]["demo"])
     assert "stand-in values, not from a paper" in found["source"]
     assert len(found["values"]) == 12 and found["decimals"] == 1

@@ -15,9 +15,9 @@ A value is a number or `not printed`; `{<task>: <value>}` in its place names the
 by nobody: the row or column gives it, or the study has one task; it must be that task). A table
 without column dimensions has one level, `<row>: <value>`. The BLURB aggregate is the row
 `blurb` (tasks as rows) or `blurb` in the task's place of a column key (tasks among the
-columns). An entry the study's table does not show is left out: of a narrowed study silently,
-of a name the config does not know (a typo, a renamed recipe) with a warning while the workflow
-is read.
+columns). An entry the study's table does not show (a typo, a renamed recipe, a model or task
+the study does not list, `blurb` in a one-task table) is a ConfigError naming its key path, the
+unknown name and the names the table has, raised while the workflow is read.
 
 Plain Python, no pandas: workflow/rules/validate.smk checks the block while Snakemake reads the
 workflow."""
@@ -28,7 +28,7 @@ import itertools
 from collections.abc import Mapping
 
 from blurbflow import published as papers
-from blurbflow.errors import did_you_mean
+from blurbflow.errors import ConfigError, did_you_mean
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.tasks.registry import all_tasks
 
@@ -61,12 +61,14 @@ def _leaf(leaf, task: str, where: str):
     """The number or None (`not printed`) of one config value."""
     if isinstance(leaf, Mapping):
         if list(leaf) != [task]:
-            raise ValueError(f"{where}: a mapping names this entry's task {task!r} alone")
+            raise ConfigError(f"{where}: a mapping names this entry's task {task!r} alone")
         leaf, where = leaf[task], f"{where}.{task}"
     if leaf == NOT_PRINTED:
         return None
     if isinstance(leaf, bool) or not isinstance(leaf, int | float):
-        raise ValueError(f"{where}: a published value is a number or {NOT_PRINTED!r}, not {leaf!r}")
+        raise ConfigError(
+            f"{where}: a published value is a number or {NOT_PRINTED!r}, not {leaf!r}"
+        )
     return leaf
 
 
@@ -74,21 +76,21 @@ def _config_entries(study: dict):
     """(row, column key, leaf, key path) of each value of the study's `published.values`."""
     values = (study.get("published") or {}).get("values") or {}
     if not isinstance(values, Mapping):
-        raise ValueError("values: a mapping row → column → value")
+        raise ConfigError("values: a mapping row → column → value")
     _, columns = study_layout(shown_study(study))
     for row, by_column in values.items():
         if not columns:
             yield str(row), "", by_column, f"values.{row}"
             continue
         if not isinstance(by_column, Mapping):
-            raise ValueError(f"values.{row}: a mapping column → value")
+            raise ConfigError(f"values.{row}: a mapping column → value")
         for column, leaf in by_column.items():
             yield str(row), str(column), leaf, f"values.{row}.{column}"
 
 
 def config_values(study: dict) -> dict[Key, float | int | None]:
-    """The study's `published.values` of the entries its table shows, keyed as `entry_keys`
-    (`check_published` has named any other that is not a well-formed entry of the config's)."""
+    """The study's `published.values`, keyed as `entry_keys` (`check_published` has refused
+    any entry its table does not show; one that slips through here is left out)."""
     shown = {(row, column): task for row, column, task in entry_keys(study)}
     found: dict[Key, float | int | None] = {}
     for row, column, leaf, where in _config_entries(study):
@@ -98,47 +100,75 @@ def config_values(study: dict) -> dict[Key, float | int | None]:
     return found
 
 
-def _known(dim: str, config: dict, study: dict) -> list[str]:
-    """The names a table's `dim` may hold: the config's, a `choose` label, `blurb` for tasks."""
+def _shown_names(study: dict) -> dict[str, list[str]]:
+    """The names each dimension takes in the study's table (`entry_keys`), in its order: the
+    study's models and recipes (a `choose` group as its label), its tasks and `blurb` where the
+    table has a BLURB row or column."""
+    rows, columns = study_layout(shown_study(study))
+    names: dict[str, list[str]] = {rows: [], **{dim: [] for dim in columns}}
+    for row, column, _ in entry_keys(study):
+        parts = column.split(" / ") if columns else []
+        for dim, name in zip([rows, *columns], [row, *parts], strict=True):
+            if name not in names[dim]:
+                names[dim].append(name)
+    return names
+
+
+def _config_knows(dim: str, name: str, config: dict) -> bool:
+    """Whether the config defines the name (a model, a recipe, a task): then the study just
+    does not list it."""
     if dim == "model":
-        return [str(m) for m in config.get("models") or {}]
+        return name in map(str, config.get("models") or {})
     if dim == "recipe":
-        return [*map(str, config.get("recipes") or {}), *map(str, study.get("choose") or {})]
-    return [*all_tasks(config), BLURB]
+        return name in map(str, config.get("recipes") or {})
+    return name in all_tasks(config)
 
 
-def check_published(study: dict, config: dict) -> list[str]:
-    """A study's `published:` block: ValueError (naming the key path) for a value that is not a
-    number or `not printed`, or a key that is not in the study's layout (a column key has a
-    value per column dimension). Returns warnings for the entries that name a model, task or
-    recipe the config does not know (a typo, or a renamed one): they are left out, as are the
-    entries of names the config knows but the study's table does not show (a narrowed study)."""
+def check_published(study: dict, config: dict) -> None:
+    """A study's `published:` block. ConfigError (a ValueError), naming the key path under
+    `published`, for a value that is not a number or `not printed`, a key that is not in the
+    study's layout (a column key has a value per column dimension), and an entry whose row or
+    column names a model, task or recipe the study's table does not have (a typo, a renamed
+    recipe, a name the config defines but the study does not list): the message names the
+    unknown name and the ones the table has, rather than leaving the value out silently."""
     if not study.get("published"):
-        return []
+        return
     rows, columns = study_layout(shown_study(study))
     shown = {(row, column): task for row, column, task in entry_keys(study)}
-    warnings = []
+    names = _shown_names(study)
     for row, column, leaf, where in _config_entries(study):
-        at = {rows: row}
         parts = column.split(" / ") if columns else []
         if len(parts) != len(columns):
-            raise ValueError(
+            raise ConfigError(
                 f"{where}: a column key is the values of {' / '.join(columns)} joined by ' / '"
             )
-        at.update(zip(columns, parts, strict=True))
-        for dim, name in at.items():
-            known = _known(dim, config, study)
-            if name not in known:
-                part = "row" if dim == rows else "column"
-                warnings.append(
-                    f"{where}: the {part} names {dim} {name!r}, which the config does not know"
-                    f"{did_you_mean(name, known)}; left out"
-                )
-        task = shown.get((row, column), at.get("task", study["tasks"][0]))
-        if isinstance(leaf, Mapping) and (row, column) not in shown:
-            task = next(iter(leaf), task)  # an entry not shown: its value alone is checked
-        _leaf(leaf, task, where)
-    return warnings
+        for dim, name in zip([rows, *columns], [row, *parts], strict=True):
+            known = names[dim]
+            if name in known:
+                continue
+            part = "row" if dim == rows else "column"
+            why = (
+                "which the study does not list"
+                if _config_knows(dim, name, config)
+                else "which the config does not know"
+            )
+            raise ConfigError(
+                f"{where}: the {part} names {dim} {name!r}, {why}{did_you_mean(name, known)}; "
+                f"the table's {dim}s are {', '.join(known)}: correct the key or remove the entry"
+            )
+        if (row, column) not in shown:  # every part known: not reached with today's layouts
+            raise ConfigError(f"{where}: the study's table has no entry {row} / {column}")
+        _leaf(leaf, shown[(row, column)], where)
+
+
+def check_study_published(name: str, study: dict, config: dict) -> None:
+    """`check_published` of the config's study `name`, its ConfigError naming the whole key
+    path (`studies.{name}.published.values.<row>.<column>: …`); workflow/rules/validate.smk
+    runs it for every study while the workflow is read."""
+    try:
+        check_published(study, config)
+    except ValueError as err:
+        raise ConfigError(f"studies.{name}.published.{err}") from None
 
 
 def _decimals(values) -> int:
