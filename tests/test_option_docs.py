@@ -66,7 +66,7 @@ def test_the_modules_choices_are_the_metadata():
     from blurbflow.models.heads import HEADS, POOLINGS
     from blurbflow.train.batching import BATCHINGS
 
-    assert HEADS == choices("head") == ("linear", "bilstm")
+    assert HEADS == choices("head") == ("linear", "cls_linear", "bilstm")
     assert POOLINGS == choices("re_pooling") == ("cls", "max", "mention", "entity_start")
     assert BATCHINGS == choices("batching") == ("bucketed", "random")
     assert InputOptions.VALUES == {

@@ -92,8 +92,11 @@ class CellOptions:
     subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=S.COUNT)
     head: str = _option(
         "linear",
-        "a linear classifier, or a BiLSTM over the encoder states before it",
-        choices=("linear", "bilstm"),
+        "`linear`: the architecture's own transformers head (`*ForSequenceClassification`, "
+        "`*ForTokenClassification`; RoBERTa's, ELECTRA's, DeBERTa's add a new dense layer); "
+        "`cls_linear`: exactly one new linear layer, on the [CLS] state (BERT's pretrained "
+        "pooler output) or on each token; `bilstm`: a BiLSTM before the linear layer",
+        choices=("linear", "cls_linear", "bilstm"),
     )
     re_pooling: str = _option(
         "cls",
@@ -262,8 +265,10 @@ def check_options(
         )
     if span and options.head != "linear":
         raise ConfigError(
-            f"{where}.head: {options.head!r} does not apply to extractive QA ({options.task}); "
-            "use head: linear, or leave the task out of this recipe (a study's recipe_scope)"
+            f"{where}.head: {options.head!r} does not apply to extractive QA ({options.task}), "
+            "whose span head is already one linear layer per token (start and end logits) on "
+            "every architecture; use head: linear, or leave the task out of this recipe (a "
+            "study's recipe_scope)"
         )
 
 

@@ -1,9 +1,16 @@
-"""Task heads beyond transformers' own linear ones (recipe options `head`, `re_pooling`).
+"""Task heads beyond transformers' own ones (recipe options `head`, `re_pooling`).
 
 `TaskModel` wraps a bare encoder (`AutoModel`) under its usual attribute name (`bert`,
 `electra`, `roberta` …), so parameter names, `model.base_model` and `model.config` are those of
 the matching `*For*Classification` model and layer surgery finds the layers unchanged.
 
+- `head: cls_linear` (Gu et al. 2021 §5.2's "linear layer"): exactly one new linear layer.
+  Sequence tasks with `re_pooling: cls`: the pretrained pooler's output where the checkpoint has
+  one (BERT's NSP-trained pooler: the same computation as BertForSequenceClassification), else
+  the raw [CLS] state (RoBERTa, ELECTRA, DeBERTa, ModernBERT, whose own heads add a new dense
+  layer); a pooler that is not read is removed (blurbflow.models.load.cls_linear_encoder), so
+  nothing else is newly initialised. Token tasks: one linear layer per token, as `linear` for
+  BERT, RoBERTa, ELECTRA and DeBERTa (ModernBERT's own token head adds dense + act + norm).
 - token tasks: encoder states → [BiLSTM] → dropout → linear, per token;
 - sequence tasks: encoder states → [BiLSTM] → pooled feature → dropout → linear. Pooling:
   `cls` = the state at position 0 ([CLS]) — except after a BiLSTM, where it is the mean of the
@@ -50,6 +57,7 @@ class TaskModel(nn.Module):
         head: str = "linear",
         pooling: str = "cls",
         dropout: float = 0.1,
+        use_pooler: bool = False,
     ):
         super().__init__()
         if head not in HEADS:
@@ -58,6 +66,9 @@ class TaskModel(nn.Module):
             raise ValueError(f"re_pooling: unknown {pooling!r}; use one of {', '.join(POOLINGS)}")
         if token_level and pooling != "cls":
             raise ValueError(f"re_pooling={pooling!r} applies to relation extraction only")
+        if use_pooler and (token_level or pooling != "cls" or head != "cls_linear"):
+            raise ValueError("the pretrained pooler feeds head: cls_linear with [CLS] pooling only")
+        self.use_pooler = use_pooler
         self.prefix = getattr(encoder, "base_model_prefix", "") or "encoder"
         setattr(self, self.prefix, encoder)
         self.config = encoder.config
@@ -133,7 +144,11 @@ class TaskModel(nn.Module):
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
-        states = self.base_model(**kwargs).last_hidden_state
+        encoded = self.base_model(**kwargs)
+        if self.use_pooler:  # the pretrained pooler's output: the pooled [CLS] state
+            logits = self.classifier(self.dropout(encoded.pooler_output))
+            return HeadOutput(self.loss(logits, labels) if labels is not None else None, logits)
+        states = encoded.last_hidden_state
         if self.head == "bilstm":
             states = self._bilstm(states, attention_mask)
         if not self.token_level:

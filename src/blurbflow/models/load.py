@@ -194,9 +194,16 @@ def _weights_kwargs(source: str) -> dict:
     return kwargs
 
 
-def pretrained(auto, source: str, config, trust_remote_code: bool, num_tokens: int | None):
+def pretrained(
+    auto,
+    source: str,
+    config,
+    trust_remote_code: bool,
+    num_tokens: int | None,
+    info_out: dict | None = None,
+):
     """`auto.from_pretrained` with every encoder weight checked as loaded, and the embeddings
-    grown to `num_tokens` (added entity markers)."""
+    grown to `num_tokens` (added entity markers); `info_out` receives the loading info."""
     model, info = auto.from_pretrained(
         source,
         config=config,
@@ -205,6 +212,8 @@ def pretrained(auto, source: str, config, trust_remote_code: bool, num_tokens: i
         **_weights_kwargs(source),
     )
     check_loaded(model, info, source)
+    if info_out is not None:
+        info_out.update(info)
     if num_tokens is not None and num_tokens > model.get_input_embeddings().num_embeddings:
         model.resize_token_embeddings(num_tokens)
     return model
@@ -220,7 +229,10 @@ def span_model(
     from blurbflow.qa.head import SpanModel
 
     if head != "linear":
-        raise ValueError(f"head: {head!r} does not apply to extractive QA; use head: linear")
+        raise ValueError(
+            f"head: {head!r} does not apply to extractive QA, whose span head is already one "
+            "linear layer per token; use head: linear"
+        )
     config = AutoConfig.from_pretrained(
         source,
         trust_remote_code=trust_remote_code,
@@ -243,9 +255,12 @@ def load_for_task(
 ):
     """The pretrained encoder with a freshly initialised head for the task type.
 
-    `labels` overrides the task's label vocabulary (tagging schemes); `head`/`pooling` other
-    than linear/cls give a `heads.TaskModel`, else transformers' own classification model
-    (Gu's standard: BERT's pooled [CLS], ELECTRA's and RoBERTa's [CLS] heads); `num_tokens`
+    `labels` overrides the task's label vocabulary (tagging schemes); `head: linear` with
+    `pooling: cls` gives the architecture's own model (transformers' *ForSequenceClassification
+    / *ForTokenClassification: BERT's pooled [CLS] and one linear layer; RoBERTa's, ELECTRA's
+    and DeBERTa's sequence heads add a new dense layer before it), anything else a
+    `heads.TaskModel`; `head: cls_linear` is exactly one new linear layer (Gu et al. 2021's
+    "linear layer"; `cls_linear_encoder` reads BERT's pretrained pooler); `num_tokens`
     grows the input embeddings to cover added tokens (entity markers); `trust_remote_code` only
     when the model's config says so."""
     from transformers import (
@@ -280,11 +295,15 @@ def load_for_task(
         auto = AutoModelForTokenClassification
     else:
         auto = AutoModelForSequenceClassification
-    model = pretrained(auto, source, config, trust_remote_code, num_tokens)
+    info: dict = {}
+    model = pretrained(auto, source, config, trust_remote_code, num_tokens, info)
     if not custom:
         return model
     from blurbflow.models.heads import TaskModel
 
+    use_pooler = False
+    if head == "cls_linear":
+        use_pooler = cls_linear_encoder(model, info, pooled=not token_level and pooling == "cls")
     return TaskModel(
         model,
         token_level=token_level,
@@ -293,4 +312,32 @@ def load_for_task(
         head=head,
         pooling=pooling,
         dropout=dropout,
+        use_pooler=use_pooler,
     )
+
+
+# Architectures whose pretraining trains the pooler over [CLS] (next-sentence or sentence-order
+# prediction). A RoBERTa or ELECTRA checkpoint may hold pooler weights too (saved from a bare
+# `RobertaModel`), but those were never trained: `cls_linear` does not read them.
+POOLER_PRETRAINED = ("bert", "albert", "megatron-bert")
+
+
+def has_pretrained_pooler(encoder, info: dict) -> bool:
+    """Whether the `AutoModel` encoder has a pooler that pretraining trained (its architecture
+    in POOLER_PRETRAINED) and whose weights the checkpoint held (not a new one)."""
+    if getattr(encoder, "pooler", None) is None:
+        return False
+    if getattr(encoder.config, "model_type", None) not in POOLER_PRETRAINED:
+        return False
+    return not any(".pooler." in f".{key}" for key in info.get("missing_keys", ()))
+
+
+def cls_linear_encoder(encoder, info: dict, pooled: bool) -> bool:
+    """`head: cls_linear`: whether the head reads the encoder's pretrained pooler (`pooled`:
+    a sequence task with [CLS] pooling, and `has_pretrained_pooler`). A pooler
+    that is not read is removed (RoBERTa's AutoModel adds one the checkpoint lacks), so the
+    classifier's weight and bias are the only newly initialised parameters."""
+    use = pooled and has_pretrained_pooler(encoder, info)
+    if not use and getattr(encoder, "pooler", None) is not None:
+        encoder.pooler = None
+    return use
