@@ -102,6 +102,11 @@ PLAN: dict[str, dict[str, Plan]] = {
             " failed cell with debugger commands on stdin",
         ),
     },
+    "docs/extending.md": {
+        ".venv/bin/python tests/golden_digests.py --update": Plan(
+            "skip", "rewrites the recorded digests; tests/test_golden_digests.py computes the same"
+        ),
+    },
     "docs/slurm.md": {
         ".venv/bin/snakemake plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),
         ".venv/bin/python -m blurbflow plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),

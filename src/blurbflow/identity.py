@@ -43,6 +43,7 @@ def tokenized_identity(encoded_dir: str | os.PathLike) -> str:
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         meta.pop("tokenizer", None)  # a path (absolute for hub snapshots): not content
+        meta.pop("versions", None)  # the code's numbers: a bump with the same bytes keeps cells
         digest.update(json.dumps(meta, sort_keys=True).encode())
     return digest.hexdigest()
 

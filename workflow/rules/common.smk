@@ -4,7 +4,7 @@ import os
 import time
 from pathlib import Path
 
-from blurbflow import paths
+from blurbflow import paths, stage_versions
 from blurbflow.config import (
     ConfigError,
     cell_jobs,
@@ -176,6 +176,19 @@ def model_settings_dict(model):
     return {k: v for k, v in sorted(settings.items()) if k not in ("model", "model_source")}
 
 
+def versioned(params, versions):
+    """A rule's params dict with the stage versions past the first (blurbflow.stage_versions):
+    a bump re-runs the stage, and the dry run's reason names the number that changed."""
+    bumped = stage_versions.bumped(versions)
+    return {**params, "stage_versions": bumped} if bumped else params
+
+
+def tokenize_settings(wildcards):
+    """The tokenize params: the model's settings and the encoder's stage versions."""
+    versions = stage_versions.tokenize_versions(TASKS[wildcards.task])
+    return versioned(model_settings_dict(wildcards.model), versions)
+
+
 def corpus_files(wildcards):
     """A built model's pre-training corpus: its `corpus_tasks` (default: every study task)."""
     tasks = config["models"][wildcards.model].get("corpus_tasks", STUDY_TASKS)
@@ -304,6 +317,18 @@ STALE_JOBS = _stale_jobs()
 # flagged by a job that found them damaged): their producer re-runs through its rerun stamp, and
 # the jobs after it re-run on the rebuilt copy (keeping every seed whose identity comes back
 # unchanged). Nothing is deleted here; main process only.
+def _derived_folders():
+    """{prepared data folder: task}, {tokenized folder: task}, [built model folders]."""
+    built = [spec for spec in config["models"].values() if spec.get("build")]
+    tasks = set(STUDY_TASKS).union(*(spec.get("corpus_tasks", ()) for spec in built))
+    tokenized = {tokenized_dir(job): job.task for job in JOBS.values()}
+    return (
+        {paths.data(task): task for task in sorted(tasks)},
+        dict(sorted(tokenized.items())),
+        [os.path.normpath(spec["path"]) for spec in built],
+    )
+
+
 def _damaged_folders():
     import sys
 
@@ -311,18 +336,38 @@ def _damaged_folders():
 
     if not workflow.is_main_process:
         return {}
-    built = [spec for spec in config["models"].values() if spec.get("build")]
-    tasks = set(STUDY_TASKS).union(*(spec.get("corpus_tasks", ()) for spec in built))
-    folders = [paths.data(task) for task in sorted(tasks)]
-    folders += sorted({tokenized_dir(job) for job in JOBS.values()})
-    folders += [os.path.normpath(spec["path"]) for spec in built]
-    found = damaged_folders(folders)
+    data, tokenized, built = _derived_folders()
+    found = damaged_folders([*data, *tokenized, *built])
     for folder, problem in sorted(found.items()):
         print(f"damaged since written, rebuilt: {folder} ({problem})", file=sys.stderr)
     return found
 
 
 DAMAGED_FOLDERS = _damaged_folders()
+
+
+# Derived folders written by other stage versions than this code's (a release fixed a parser or
+# an encoder): the version numbers in their rule's params re-run them; said here with the
+# numbers (blurbflow.stage_versions). Main process only; reads each folder's small record file.
+def _outdated_stages():
+    import sys
+
+    if not workflow.is_main_process:
+        return {}
+    data, tokenized, _ = _derived_folders()
+    found = stage_versions.outdated(
+        [
+            *((f, "stats.json", stage_versions.prepare_versions(TASKS[t])) for f, t in data.items()),
+            *((f, "meta.json", stage_versions.tokenize_versions(TASKS[t])) for f, t in tokenized.items()),
+        ]
+    )
+    for folder, changes in sorted(found.items()):
+        changed = ", ".join(changes)
+        print(f"stage version changed, re-run: {folder} ({changed})", file=sys.stderr)
+    return found
+
+
+_outdated_stages()
 
 
 # How a finished job is made to re-run, with Snakemake's public rerun triggers only (issue 30:

@@ -48,7 +48,7 @@ rule prepare:
     params:
         raw_root="resources/raw",  # every source under it; a task of its own reads its files
         out=lambda wildcards, output: os.path.dirname(output[0]),
-        task=lambda wildcards: definition(wildcards.task),  # a task of one's own: its entry
+        task=lambda wildcards: definition(wildcards.task),  # own task: its entry; stage versions
     priority: BEFORE_FINETUNE
     log:
         paths.PREPARE_LOG,

@@ -3,7 +3,8 @@
 # Snakemake re-runs exactly the jobs whose options or seeds changed (or whose seed files changed
 # since: their rerun stamp, common.smk); inside, a seed whose result verifies for these options
 # and this identity is kept (blurbflow.train.job), so adding a seed trains that seed only.
-# Library edits alone re-queue nothing (bump `code_version`). A recipe with `init_from` also
+# A fix in a parser or encoder re-runs its stage (blurbflow.stage_versions); the job then keeps
+# every seed whose inputs came out byte-identical. A recipe with `init_from` also
 # takes the source job's seeds.json: a re-run source re-runs it (blurbflow.init_from).
 
 

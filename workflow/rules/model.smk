@@ -8,7 +8,9 @@ rule build_demo_model:
     output:
         directory(paths.BUILT_MODEL),
     params:
-        spec=lambda wildcards: dict(sorted(config["models"][wildcards.model].items())),
+        spec=lambda wildcards: versioned(
+            dict(sorted(config["models"][wildcards.model].items())), stage_versions.build_versions()
+        ),
     threads: 2
     priority: BEFORE_FINETUNE
     log:

@@ -11,7 +11,7 @@ rule tokenize:
         directory(paths.TOKENIZED),
     params:
         tokenizer=lambda wildcards: model_source(wildcards.model),
-        settings=lambda wildcards: model_settings_dict(wildcards.model),
+        settings=tokenize_settings,  # the model's settings, the encoder's stage versions
         data=lambda wildcards, input: os.path.dirname(input.data[0]),
     priority: BEFORE_FINETUNE
     log:

@@ -11,7 +11,7 @@ run_rule(
     data=snakemake.params.data,
     model_name=snakemake.wildcards.model,
     tokenizer=snakemake.params.tokenizer,
-    settings=snakemake.params.settings,
+    settings={k: v for k, v in snakemake.params.settings.items() if k != "stage_versions"},
     input_key=snakemake.wildcards.input_key,
     out=snakemake.output[0],
 )

@@ -12,6 +12,7 @@ from blurbflow.artefacts import RECORD, write_record
 from blurbflow.data.parsers import SPLITS, parse_task
 from blurbflow.digests import data_checksums, file_sha256
 from blurbflow.io import write_json_atomic, write_parquet_atomic
+from blurbflow.stage_versions import prepare_versions
 from blurbflow.tasks.custom import local_files
 from blurbflow.tasks.registry import get_task
 
@@ -45,6 +46,7 @@ def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
         write_parquet_atomic(out_dir / f"{split}.parquet", frames[split])
     # the checksums a cell's identity records (blurbflow.digests.data_checksums)
     stats["checksums"] = data_checksums(out_dir)
+    stats["versions"] = prepare_versions(spec)  # the code that wrote it (blurbflow.stage_versions)
     write_json_atomic(out_dir / "stats.json", stats)
     # what readers verify before use (blurbflow.artefacts)
     write_record(out_dir, "data", [*(f"{split}.parquet" for split in SPLITS), "stats.json"])

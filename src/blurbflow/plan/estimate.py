@@ -19,6 +19,7 @@ from blurbflow.config import CellJob, cell_jobs, expand_cells
 from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, token_work, work
 from blurbflow.plan.remaining import Scan, cached_tokens, scaled, scan, tokens_key
+from blurbflow.plan.stages import affected_jobs, outdated_folders
 
 PROFILE = "slurm/profile.yaml"
 
@@ -101,14 +102,18 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
     sizes = {name: spec.get("size", "base") for name, spec in config["models"].items()}
     found = scan(jobs, sizes, root)
     calibration = Calibration(found.samples, config.get("resources"))
-    running = {}
+    folders = outdated_folders(jobs, config, root)
+    affected = affected_jobs(jobs, config, folders)
+    running, bumps = {}, {}
     for path, state in found.states.items():
-        if not state.runs:
+        if not state.runs and path not in affected:
             continue
         job = jobs[path]
         seconds, rate, factor = calibration.seed_seconds(
             job.model, job.task, sizes[job.model], job_work(job, found, root)
         )
+        if path in affected:  # its seeds re-train if the rebuilt inputs differ: at most all
+            bumps[path] = {"seeds": len(job.seeds), "hours": seconds * len(job.seeds) / 3600}
         running[path] = {
             "model": job.model,
             "task": job.task,
@@ -132,6 +137,12 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "models": _models(running, jobs, sizes, calibration),
         "calibration": _calibration(calibration),
         "running": running,
+        "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
+            "folders": folders,
+            "jobs": len(bumps),
+            "cells": sum(b["seeds"] for b in bumps.values()),
+            "hours": sum(b["hours"] for b in bumps.values()),
+        },
     }
 
 

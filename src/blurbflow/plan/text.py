@@ -121,5 +121,23 @@ def format_plan(plan: dict) -> str:
             + [f"{queue['alone']:,} alone"]
         )
         + ("" if queue["profile_found"] else f" (no {queue['profile']}: every job alone)"),
+        *_stage_versions(plan["stage_versions"]),
     ]
     return "\n".join(lines)
+
+
+def _stage_versions(bump: dict) -> list[str]:
+    """What a stage-version bump re-runs (blurbflow.plan.stages), and its most GPU-hours."""
+    if not bump["folders"]:
+        return []
+    shown = [f"  {folder}: {', '.join(changed)}" for folder, changed in bump["folders"].items()]
+    more = len(shown) - 8
+    return [
+        "",
+        f"Stage versions changed since {len(shown):,} folders were written (their stage re-runs):",
+        *shown[:8],
+        *([f"  … and {more:,} more"] if more > 0 else []),
+        f"The {bump['jobs']:,} jobs after them run again: their {bump['cells']:,} cells re-train"
+        f" only where the rebuilt files differ, at most {hours(bump['hours'])} device-hours"
+        " (none where the bytes come out the same).",
+    ]

@@ -16,7 +16,7 @@ import blurbflow.tasks.biolm as biolm
 import blurbflow.tasks.builtin as builtin
 import blurbflow.tasks.crossval as crossval
 import blurbflow.tasks.extractive as extractive
-from blurbflow import paths
+from blurbflow import paths, stage_versions
 from blurbflow.tasks.builtin import HOC_HALLMARKS, NER_LABELS, PICO_LABELS
 from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
@@ -86,10 +86,14 @@ def prepare_inputs(task: str) -> list[str]:
 
 
 def definition(task: str) -> str:
-    """A task of one's own as canonical JSON (a prepare param: editing it re-runs its cells);
-    empty for a built-in task, whose definition changes only with the code."""
+    """What re-runs a task's prepare step when it changes (its params): a task of one's own as
+    canonical JSON (editing it re-runs its cells), and the stage versions past the first
+    (blurbflow.stage_versions: a fix in its parser); empty for a built-in task at them."""
     spec = get_task(task)
+    versions = stage_versions.bumped(stage_versions.prepare_versions(spec))
     if spec.builtin:
-        return ""
-    fields = {k: v for k, v in vars(spec).items() if k not in ("raw", "builtin")}
+        return f"stage versions: {stage_versions.describe(versions)}" if versions else ""
+    fields = {k: v for k, v in vars(spec).items() if k not in ("raw", "builtin", "version")}
+    if versions:
+        fields["stage_versions"] = versions
     return json.dumps(fields, sort_keys=True, default=str)

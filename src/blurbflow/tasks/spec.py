@@ -45,6 +45,8 @@ class TaskSpec:
     folds: int = 0  # cross-validation partitions the source publishes (GAD, EU-ADR); 0: none
     data: dict = field(default_factory=dict)  # a user task's data section of the config
     builtin: bool = True
+    # bumped when this entry's prepared files change (labels, options): blurbflow.stage_versions
+    version: int = 1
 
     def __post_init__(self) -> None:
         if not self.metric:

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from blurbflow.artefacts import write_record
 from blurbflow.options import InputOptions
+from blurbflow.stage_versions import tokenize_versions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import tagging as tagging_schemes
 from blurbflow.train.encode_re import encode_entities
@@ -169,6 +170,7 @@ def encode_task(
             "pad_id": tokenizer.pad_token_id or 0,
             "added_tokens": added,
             "splits": {},
+            "versions": tokenize_versions(spec),  # the encoder's (blurbflow.stage_versions)
         }
         if windows:  # only span tasks: other tasks' meta.json (their identity) stays as it was
             meta["windows"] = window_settings(spec, max_length)
