@@ -155,6 +155,16 @@ def test_gu_ablation_tables_are_the_papers():
         ("markers", "max"),
         ("markers", "entity_start"),
     }
+    # Gu 6.2: each dataset's setting tuned on BERT and BioBERT, as Table 6 (whose PubMedBERT row
+    # Tables 11 and 12 print as BIO / dummify-[CLS]): the reference models train the grid,
+    # PubMedBERT the point they choose (its `standard` grid is trained for Table 6 anyway)
+    for name, tasks, recipes in [("gu-table11-tagging", 3, 3), ("gu-table12-re", 2, 7)]:
+        assert studies[name]["reference_models"] == ["bert", "biobert"]
+        cells = expand_cells(CONFIG, [name]).values()
+        narrowed = {c.recipe for c in cells if c.hparams == "on-bert+biobert"}
+        assert {c.model for c in cells if c.hparams == "on-bert+biobert"} == {"pubmedbert"}
+        assert narrowed == set(studies[name]["recipes"]) - {"standard"}
+        assert len(cells) == 5 * tasks * (2 * recipes * 6 + 6 + (recipes - 1))
 
 
 def test_tinn_optimisation_and_budgets_are_the_papers():
@@ -445,6 +455,11 @@ def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
     assert setting("biom-albert-xxlarge", "squad2") == (2, 3e-5, 128)
     assert setting("pubmedbert", "bioasq-factoid") == (3, 1e-5, 128)
     assert setting("pubmedbert-full", "squad2") == (2, 5e-5, 32)  # PubMedBERT_B+
+    # BioRoBERTa_L: ChemProt only, the paper's own run (footnote 2), Bio-LM's optimizer settings
+    assert setting("biolm-large-pm-m3-voc", "chemprot") == (10, 2e-5, 16)
+    assert {o.task for o in jobs.values() if o.model == "biolm-large-pm-m3-voc"} == {"chemprot"}
+    bioroberta = next(o for o in jobs.values() if o.model == "biolm-large-pm-m3-voc")
+    assert bioroberta.adam_bias_correction and bioroberta.eval_every_steps is None
     # the appendix's epochs, the last kept; SQuAD2.0 and BioASQ on every training question
     assert {o.selection for o in jobs.values()} == {"last"}
     qa = {o.train_on for o in jobs.values() if o.task in ("squad2", "bioasq-factoid")}
