@@ -51,6 +51,8 @@ def test_parsed_frames_change_only_with_a_version_bump(computed, task):
 @pytest.mark.parametrize("case", sorted(ENCODER_CASES))
 def test_tokenized_folders_change_only_with_a_version_bump(computed, case):
     task = ENCODER_CASES[case][0]
+    if computed["prepare"][task]["sha256"] != RECORDED["prepare"][task]["sha256"]:
+        pytest.skip(f"its input, {task}'s prepared data, changed: that task's test says why")
     fix = f"bump ENCODERS[{BUILTIN[task].kind.inputs!r}] (or ENCODE)"
     _check("tokenize", case, computed["tokenize"][case], fix)
 

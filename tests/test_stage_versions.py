@@ -96,3 +96,15 @@ def test_every_task_has_its_numbers(task):
     prepare = stage_versions.prepare_versions(spec)
     assert set(prepare) == {"prepare", f"parser {spec.parser}", f"task {task}"}
     assert f"encoder {spec.kind.inputs}" in stage_versions.tokenize_versions(spec)
+
+
+def test_an_extraction_bump_renames_the_url_models_marker(monkeypatch):
+    """A URL model's unpacking has no params to carry a number: a bump is a new marker path,
+    so `prefetch_url` unpacks again and the jobs after it re-check their seeds."""
+    import blurbflow.models.archive as archive
+
+    url, sha = "https://example.org/m.tar.gz", "ab" * 32
+    assert archive.archive_marker("cache", url, sha).name == f"url--{sha}.json"
+    monkeypatch.setattr(archive, "EXTRACT", 2)
+    assert archive.archive_marker("cache", url, sha).name == f"url--{sha}--extract2.json"
+    assert archive.is_archive_marker(archive.archive_marker("cache", url, sha))

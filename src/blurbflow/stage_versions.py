@@ -5,7 +5,8 @@ in blurbflow reaches every result it changes (docs/extending.md "Changing what a
   (`PARSERS`) and the task entry itself (`TaskSpec.version`: its labels, options, splits);
 - tokenize (`resources/tokenized/…`): the common encoding code (`ENCODE`) and the encoder of the
   task type's input (`ENCODERS`, keyed as blurbflow.tasks.types.INPUTS);
-- build_demo_model (`resources/models/{model}/`): `BUILD`.
+- build_demo_model (`resources/models/{model}/`): `BUILD`; a URL model's unpacking
+  (`prefetch_url`): `EXTRACT`.
 
 A commit that changes what a stage writes bumps its number; tests/test_golden_digests.py fails
 when a parser's or an encoder's output on fixed inputs changes with its number unchanged. A bump
@@ -52,6 +53,9 @@ ENCODERS = {  # the keys of blurbflow.tasks.types.INPUTS (train/encode*.py)
     "words": 1,
 }
 BUILD = 1  # blurbflow.models.build: the demo's tokenizer and pre-trained BERT
+# blurbflow.model_urls: what a URL model's archive is unpacked into. Not a param: past the first,
+# the number is in the archive's marker name (blurbflow.models.archive), a new output path.
+EXTRACT = 1
 
 
 def prepare_versions(spec) -> dict[str, int]:

@@ -21,6 +21,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from blurbflow.stage_versions import EXTRACT, FIRST
+
 SCHEMES = ("http://", "https://", "file://")
 FOLDER = "url-models"
 PREFIX = "url--"
@@ -57,7 +59,12 @@ def archive_name(url: str, sha256: str | None, subfolder: str | None = None) -> 
 def archive_marker(
     cache_dir: str | Path, url: str, sha256: str | None, subfolder: str | None = None
 ) -> Path:
-    return Path(cache_dir) / ".prefetched" / f"{PREFIX}{archive_name(url, sha256, subfolder)}.json"
+    """The marker's path; past the first extraction version (blurbflow.stage_versions
+    `EXTRACT`) its name carries the number, so a bump unpacks every archive again."""
+    name = archive_name(url, sha256, subfolder)
+    if EXTRACT > FIRST:
+        name += f"--extract{EXTRACT}"
+    return Path(cache_dir) / ".prefetched" / f"{PREFIX}{name}.json"
 
 
 def archive_folder(cache_dir: str | Path, sha256: str, subfolder: str | None = None) -> Path:
