@@ -134,7 +134,8 @@ def _stage_versions(bump: dict) -> list[str]:
     more = len(shown) - 8
     return [
         "",
-        f"Stage versions changed since {len(shown):,} folders were written (their stage re-runs):",
+        f"Stage versions changed since {len(shown):,} folder{'s' * (len(shown) > 1)} were"
+        " written (their stage re-runs):",
         *shown[:8],
         *([f"  … and {more:,} more"] if more > 0 else []),
         f"The {bump['jobs']:,} jobs after them run again: their {bump['cells']:,} cells re-train"
