@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -103,6 +104,44 @@ def test_hoc_micro_f1_pools_cells_over_abstracts():
     )
     # restricting to the scored labels drops "d": tp 2, fp 1, fn 1 -> 2/3
     assert hoc_micro_f1(gold, pred, labels=["a", "b", "c"]) == pytest.approx(200 / 3)
+
+
+def test_hoc_macro_f1_averages_each_hallmarks_f1():
+    from blurbflow.metrics import hoc_macro_f1
+
+    gold = [["a", "b"], [], ["c"]]
+    pred = [["a"], ["b"], ["c", "d"]]
+    # per label: a 1 (tp 1), b 0 (fp 1, fn 1), c 1 (tp 1), d 0 (fp 1) -> mean 1/2
+    assert hoc_macro_f1(gold, pred) == pytest.approx(50.0)
+    labels = ["a", "b", "c", "d"]
+    onehot = [[int(label in row) for label in labels] for row in gold]
+    pred_onehot = [[int(label in row) for label in labels] for row in pred]
+    assert hoc_macro_f1(gold, pred) == pytest.approx(
+        100 * f1_score(onehot, pred_onehot, average="macro", zero_division=0)
+    )
+    # the scored labels: "d" dropped -> (1 + 0 + 1) / 3; a hallmark never seen scores 0
+    assert hoc_macro_f1(gold, pred, labels=["a", "b", "c"]) == pytest.approx(200 / 3)
+    assert hoc_macro_f1(gold, pred, labels=["a", "b", "c", "e"]) == pytest.approx(50.0)
+    # it differs from the pooled reading on the same decisions (4/7 there)
+    assert hoc_macro_f1(gold, pred) != pytest.approx(hoc_micro_f1(gold, pred))
+
+
+def test_hoc_cells_record_both_readings_and_keep_the_pooled_one():
+    from blurbflow.metrics import also_reported, chance_baseline
+    from blurbflow.tasks.types import metric_family
+
+    hoc = get_task("hoc")
+    assert hoc.metric == "hoc_micro_f1"  # the cell's dev/test (selection, result.json)
+    assert metric_family(hoc.metric) == ("hoc_micro_f1", "hoc_macro_f1")
+    a, b = hoc.labels[0], hoc.labels[1]
+    gold, pred = [[a, b], [a]], [[a], [a, b]]
+    scores = also_reported(hoc, gold, pred)
+    # pooled: tp 2, fp 1, fn 1 -> 2/3; per hallmark over the ten: a 1, b 0, eight unseen 0
+    assert scores == {"hoc_micro_f1": pytest.approx(200 / 3), "hoc_macro_f1": pytest.approx(10.0)}
+    assert compute_metric(hoc, gold, pred) == scores["hoc_micro_f1"]
+    macro = dataclasses.replace(hoc, metric="hoc_macro_f1")
+    # its chance: the constant {a} (chosen on train), on eval a's F1 2/3 over ten hallmarks
+    assert chance_baseline(macro, [[a], [a]], [[a], []]) == pytest.approx(20 / 3)
 
 
 def test_accuracy():

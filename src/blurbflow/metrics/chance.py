@@ -15,6 +15,8 @@ from blurbflow.metrics.span import METRICS as SPAN_METRICS
 from blurbflow.metrics.span import span_chance
 from blurbflow.tasks.registry import TaskSpec
 
+MULTI_LABEL = ("hoc_micro_f1", "hoc_macro_f1")  # a set of labels per instance (HoC)
+
 
 def _all_outside(eval_gold: Sequence) -> list:
     """All-`O` tagging with the shape of the gold tags (per sentence or flat)."""
@@ -25,7 +27,7 @@ def _all_outside(eval_gold: Sequence) -> list:
 
 def _constant_candidates(spec: TaskSpec, train_gold: Sequence) -> list:
     """Every constant prediction worth trying for the task's metric."""
-    if spec.metric == "hoc_micro_f1":
+    if spec.metric in MULTI_LABEL:
         label_sets = Counter(frozenset(labels) for labels in train_gold)
         candidates = [frozenset()] + [frozenset([label]) for label in spec.labels]
         if label_sets:
@@ -56,7 +58,7 @@ def chance_baseline(spec: TaskSpec, train_gold: Sequence, eval_gold: Sequence) -
     if not len(eval_gold):
         raise ValueError(f"task {spec.name}: no evaluation labels for the chance baseline")
     reference = train_gold if len(train_gold) else eval_gold
-    if spec.metric != "hoc_micro_f1":  # labels may arrive as ints (GAD's 0/1) from parquet
+    if spec.metric not in MULTI_LABEL:  # labels may arrive as ints (GAD's 0/1) from parquet
         reference, eval_gold = [str(g) for g in reference], [str(g) for g in eval_gold]
     candidates = _constant_candidates(spec, reference)
     best = max(candidates, key=lambda c: compute_metric(spec, reference, [c] * len(reference)))

@@ -157,6 +157,28 @@ def hoc_micro_f1(
     return _f1(tp, fp, fn)
 
 
+def hoc_macro_f1(
+    gold: Sequence[Iterable[str]], pred: Sequence[Iterable[str]], labels: Iterable[str] = ()
+) -> float:
+    """HoC, the other reading of Gu et al.'s "average micro F1 across the ten cancer hallmarks":
+    each hallmark's own F1 over the abstracts (its true/false positives and false negatives),
+    then the mean of those F1s. Recorded beside `hoc_micro_f1` (tasks.types.METRIC_FAMILIES).
+    `labels`: the hallmarks averaged over (the 10); empty means every label seen. A hallmark
+    neither gold nor predicted anywhere scores 0, as in `macro_f1`."""
+    _check_lengths(gold, pred)
+    pairs = [(set(g), set(p)) for g, p in zip(gold, pred, strict=True)]
+    names = list(labels) or sorted({x for g, p in pairs for x in g | p})
+    per_label = [
+        _f1(
+            sum(x in g and x in p for g, p in pairs),
+            sum(x not in g and x in p for g, p in pairs),
+            sum(x in g and x not in p for g, p in pairs),
+        )
+        for x in names
+    ]
+    return sum(per_label) / len(per_label) if per_label else 0.0
+
+
 def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str] = ()) -> float:
     """Single-label classification: the mean F1 over the labels (each label's own F1)."""
     _check_lengths(gold, pred)
@@ -189,6 +211,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "positive_f1": positive_f1,
     "pearson": pearson,
     "hoc_micro_f1": hoc_micro_f1,
+    "hoc_macro_f1": hoc_macro_f1,
     "accuracy": accuracy,
     "macro_f1": macro_f1,
     **SPAN_METRICS,  # extractive QA (SQuAD, BioASQ factoid)
@@ -211,7 +234,7 @@ def metric_options(spec: TaskSpec) -> dict:
         return {"positive_label": positive_label(spec)}
     if spec.metric == "pico_macro_f1":
         return {"labels": [label for label in spec.labels if label != "O"]}
-    if spec.metric in ("hoc_micro_f1", "macro_f1"):
+    if spec.metric in ("hoc_micro_f1", "hoc_macro_f1", "macro_f1"):
         return {"labels": spec.labels}
     if spec.metric in ("squad_f1", "squad_em"):
         return {"version": str(spec.options.get("version", "2.0"))}
@@ -230,7 +253,7 @@ def compute_metric(spec: TaskSpec, gold: Sequence, pred: Sequence) -> float:
 def also_reported(spec: TaskSpec, gold: Sequence, pred: Sequence) -> dict[str, float]:
     """Scores recorded beside the primary one: its family's (tasks.types.METRIC_FAMILIES; SQuAD:
     F1 and exact match; BioASQ factoid: MRR, strict and lenient accuracy; NER: strict and
-    relaxed entity F1); {} for a metric without one."""
+    relaxed entity F1; HoC: pooled and per-hallmark-averaged F1); {} for a metric without one."""
     return {
         name: compute_metric(dataclasses.replace(spec, metric=name), gold, pred)
         for name in metric_family(spec.metric)
