@@ -43,6 +43,7 @@ def prepare(task: str, raw_root: str, out: str) -> None:
 def build_model(spec: dict, corpus: list[str], out: str) -> None:
     from blurbflow.artefacts import verify
     from blurbflow.models.build import build_demo_model
+    from blurbflow.stage_versions import build_versions
 
     for path in corpus:  # a damaged corpus file: rebuilt first, never pre-trained on
         verify(Path(path).parent, "the pre-training corpus")
@@ -53,7 +54,7 @@ def build_model(spec: dict, corpus: list[str], out: str) -> None:
         num_layers=spec.get("num_layers", 2),
         pretrain_epochs=spec.get("pretrain_epochs", 1),
     )
-    print(json.dumps(summary))
+    print(json.dumps({**summary, "versions": build_versions()}))  # blurbflow.stage_versions
 
 
 def prefetch(hub_id: str, cache_dir: str, out: str, revision: str | None = None) -> None:
