@@ -32,6 +32,7 @@ from blurbflow.option_fields import (  # noqa: F401 (the groups are imported fro
     _optional,
     recipe_fields,
 )
+from blurbflow.option_rules import check_options  # noqa: F401 (imported from here)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,6 +118,12 @@ class CellOptions:
         choices=("bf16", "fp16", "fp32"),
     )
     # joined only when set
+    pooling: str = _option(
+        UNSET,
+        "sequence tasks read at [CLS]: `cls` or `mean` (of the real tokens' last states) "
+        "instead of the architecture's own (BERT's pooler, ModernBERT's `classifier_pooling`)",
+        choices=("cls", "mean"),
+    )
     eval_every_steps: int | None = _option(
         UNSET, "score dev and test every N optimizer steps (and at the end), not per epoch", S.SOME
     )
@@ -243,33 +250,6 @@ def recipe_options() -> dict[str, dict]:
 def choices(name: str) -> tuple[str, ...]:
     """The allowed values of a recipe option (its field's metadata)."""
     return recipe_options()[name]["choices"]
-
-
-def check_options(
-    options: CellOptions, where: str, *, entities: bool = False, span: bool = False
-) -> None:
-    """The rules between a cell's options, run when the config is read (blurbflow.config).
-    `entities`: the task reads entity pairs (RE); `span`: extractive QA. Rules between recipes
-    or studies are elsewhere: `hparams_from` (blurbflow.grid), `init_from`
-    (blurbflow.init_from), cross-validation, adaptive seeds and `choose` (blurbflow.study_plan),
-    `export_models` needs `keep_model` (blurbflow.export.check)."""
-    if options.train_on == "train+dev" and options.patience:
-        raise ConfigError(
-            f"{where}.patience: early stopping needs a held-out dev set, but the recipe trains "
-            "on train+dev; remove `patience` or use `train_on: train`"
-        )
-    if entities and options.re_pooling == "entity_start" and options.inputs.re_input != "markers":
-        raise ConfigError(
-            f"{where}.re_pooling: 'entity_start' reads the [E1]/[E2] marker tokens, so it needs "
-            f"re_input: markers (got {options.inputs.re_input!r}); use re_pooling: max or cls"
-        )
-    if span and options.head != "linear":
-        raise ConfigError(
-            f"{where}.head: {options.head!r} does not apply to extractive QA ({options.task}), "
-            "whose span head is already one linear layer per token (start and end logits) on "
-            "every architecture; use head: linear, or leave the task out of this recipe (a "
-            "study's recipe_scope)"
-        )
 
 
 def options_json(options: dict) -> str:

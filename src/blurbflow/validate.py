@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from blurbflow import paths
 from blurbflow.errors import ConfigError, did_you_mean
 from blurbflow.grid import GRID_KEYS
+from blurbflow.models.prefetch import local_model_problem
 from blurbflow.options import CellOptions
 from blurbflow.recipes import resolve_recipe
 from blurbflow.schema import check_keys, check_values
@@ -256,17 +257,15 @@ def check_names(config: dict) -> None:
 
 
 def check_local_models(config: dict) -> None:
-    """A study's local (not built) model and the config's task files exist before any job."""
+    """A study's local (not built) model folder holds a model (config.json, weights, tokenizer)
+    and the config's task files exist, before any job."""
     _tasks(config, files=True)
     used = {m for s in _dict(config.get("studies")).values() for m in _list(_dict(s).get("models"))}
     for name, spec in _dict(config.get("models")).items():
         path = _dict(spec).get("path")
-        if name in used and path and not spec.get("build") and not Path(path).is_dir():
-            raise ConfigError(
-                f"models.{name}.path: folder {path!r} does not exist (a relative path is read "
-                "from the workflow folder); put the model there (save_pretrained) or use "
-                "`hub_id:` instead — `snakemake prefetch` only fetches hub models and `url:` ones"
-            )
+        problem = name in used and path and not spec.get("build") and local_model_problem(path)
+        if problem:
+            raise ConfigError(f"models.{name}.path: {problem}")
 
 
 def grid_collision(

@@ -62,7 +62,7 @@ class TaskModel(nn.Module):
         super().__init__()
         if head not in HEADS:
             raise ValueError(f"head: unknown head {head!r}; use one of {', '.join(HEADS)}")
-        if pooling not in POOLINGS:
+        if pooling not in (*POOLINGS, "mean"):  # mean: recipe option `pooling`
             raise ValueError(f"re_pooling: unknown {pooling!r}; use one of {', '.join(POOLINGS)}")
         if token_level and pooling != "cls":
             raise ValueError(f"re_pooling={pooling!r} applies to relation extraction only")
@@ -78,7 +78,7 @@ class TaskModel(nn.Module):
         if head == "bilstm":
             self.lstm = nn.LSTM(hidden, hidden // 2, batch_first=True, bidirectional=True)
             hidden = 2 * (hidden // 2)
-        features = hidden * (1 if pooling == "cls" else 2)
+        features = hidden * (1 if pooling in ("cls", "mean") else 2)
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(features, num_labels)
         std = float(getattr(self.config, "initializer_range", 0.02))
@@ -104,8 +104,8 @@ class TaskModel(nn.Module):
         return out
 
     def _pool(self, states, mask, entity_spans, entity_starts) -> torch.Tensor:
-        if self.pooling == "cls":
-            if self.head == "bilstm":
+        if self.pooling in ("cls", "mean"):
+            if self.head == "bilstm" or self.pooling == "mean":
                 weights = mask.unsqueeze(-1).to(states.dtype)
                 return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
             return states[:, 0]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from blurbflow.models import attention
+from blurbflow.models import pooling as poolings
 from blurbflow.models.dropout import dropout_settings
 from blurbflow.models.tokenizer import (  # noqa: F401  (re-exported: callers import from here)
     ENTITY_MARKERS,
@@ -71,6 +73,7 @@ def pretrained(
         trust_remote_code=trust_remote_code,
         output_loading_info=True,
         **_weights_kwargs(source),
+        **attention.load_kwargs(),
     )
     check_loaded(model, info, source)
     if info_out is not None:
@@ -113,6 +116,7 @@ def load_for_task(
     pooling: str = "cls",
     num_tokens: int | None = None,
     trust_remote_code: bool = False,
+    sequence_pooling: str | None = None,
 ):
     """The pretrained encoder with a freshly initialised head for the task type.
 
@@ -123,7 +127,8 @@ def load_for_task(
     `heads.TaskModel`; `head: cls_linear` is exactly one new linear layer (Gu et al. 2021's
     "linear layer"; `cls_linear_encoder` reads BERT's pretrained pooler); `num_tokens`
     grows the input embeddings to cover added tokens (entity markers); `trust_remote_code` only
-    when the model's config says so."""
+    when the model's config says so; `sequence_pooling` (`cls`, `mean`; recipe option `pooling`)
+    overrides the architecture's own pooling where `pooling` is `cls` (blurbflow.models.pooling)."""
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -149,7 +154,12 @@ def load_for_task(
     config = AutoConfig.from_pretrained(
         source, trust_remote_code=trust_remote_code, **config_kwargs
     )
+    if token_level or pooling != "cls":  # token tasks, entity pooling: nothing to pool at [CLS]
+        sequence_pooling = None
+    poolings.configure(config, sequence_pooling)
+    mean = sequence_pooling == "mean"
     custom = head != "linear" or pooling != "cls"
+    custom = custom or poolings.needs_task_model(config, sequence_pooling)
     if custom:
         auto = AutoModel
     elif token_level:
@@ -164,14 +174,16 @@ def load_for_task(
 
     use_pooler = False
     if head == "cls_linear":
-        use_pooler = cls_linear_encoder(model, info, pooled=not token_level and pooling == "cls")
+        use_pooler = cls_linear_encoder(
+            model, info, pooled=not token_level and pooling == "cls" and not mean
+        )
     return TaskModel(
         model,
         token_level=token_level,
         num_labels=config.num_labels,
         problem_type=config.problem_type,
         head=head,
-        pooling=pooling,
+        pooling="mean" if mean else pooling,
         dropout=dropout,
         use_pooler=use_pooler,
     )

@@ -111,6 +111,24 @@ def select_files(repo_files: Iterable[str]) -> list[str]:
     return sorted({CONFIG_FILE, *weights, *(f for f in files if _is_tokenizer_file(f))})
 
 
+def local_model_problem(path: str) -> str | None:
+    """Why the local folder `path` (a config `path:`) holds no model a cell can load, or None:
+    missing, or lacking config.json, weights or a tokenizer vocabulary (`select_files`)."""
+    where = "(a relative path is read from the workflow folder)"
+    fix = (
+        "put the model there (save_pretrained, with its tokenizer), correct the path, or use "
+        "`hub_id:` instead — `snakemake prefetch` only fetches hub models and `url:` ones"
+    )
+    folder = Path(path)
+    if not folder.is_dir():
+        return f"folder {path!r} does not exist {where}; {fix}"
+    try:
+        select_files(p.name for p in folder.iterdir())
+    except ValueError as error:
+        return f"folder {path!r} {where} holds no model: {error}; {fix}"
+    return None
+
+
 # ---------------------------------------------------------------- markers
 def marker_name(hub_id: str, revision: str | None = None) -> str:
     """The marker's file stem: hub id and revision, as a single safe file name."""

@@ -66,6 +66,8 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
+    pooling: str | None  # what a sequence head read (blurbflow.models.pooling); null: token/QA
+    attn_implementation: str | None  # the attention that ran (blurbflow.models.attention)
     host: str
     slurm_job_id: str | None
     predictions_sha256: str

@@ -25,8 +25,9 @@ from blurbflow.identity import cell_identity
 from blurbflow.init_from import source_weights, with_source_weights
 from blurbflow.io import write_json_atomic
 from blurbflow.metrics import chance_baseline
-from blurbflow.models import surgery
+from blurbflow.models import attention, surgery
 from blurbflow.models.load import load_for_task
+from blurbflow.models.pooling import pooling_used
 from blurbflow.models.prefetch import model_commit, model_folder
 from blurbflow.options import CellOptions, options_json
 from blurbflow.provenance import code_versions, git_commit, where_run
@@ -76,6 +77,7 @@ def build_model_and_optimizer(
         pooling=entity_pooling(spec, o),
         num_tokens=num_tokens,
         trust_remote_code=bool(o.trust_remote_code),
+        sequence_pooling=o.pooling or None,
     )
     if init_weights is not None:
         loaded = load_matching(model, init_weights)
@@ -229,6 +231,8 @@ def finish(
         "peak_memory_mb": peak_memory_mb(device),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
+        "pooling": pooling_used(run.opt.model, spec.kind.token_level, spec.kind.target == "span"),
+        "attn_implementation": attention.used(run.opt.model),
         **where_run(),
         "versions": code_versions(),
         "git_commit": git_commit(),
