@@ -27,7 +27,7 @@ def test_every_field_has_help_and_every_recipe_option_its_schema():
         for f in dataclasses.fields(cls):
             assert f.metadata.get("help"), f"{cls.__name__}.{f.name}: no help in its metadata"
     options = recipe_options()
-    assert len(options) == 36
+    assert len(options) == 39
     for name, about in options.items():
         assert about["help"] and (about.get("schema") or about.get("choices")), name
 

@@ -25,6 +25,7 @@ from blurbflow.grid import (
     selection_file,
 )
 from blurbflow.init_from import init_from_options, link_cells
+from blurbflow.lora_options import check_large
 from blurbflow.models.limits import available_limit
 from blurbflow.models.prefetch import model_settings
 from blurbflow.options import CellOptions, InitFrom, InputOptions, check_options
@@ -141,6 +142,7 @@ def cell_options(
     # the rules between options (blurbflow.options.check_options), now the task is known
     entities, span = spec.kind.inputs == "entities", spec.kind.target == "span"
     check_options(options, f"recipes.{recipe}", entities=entities, span=span)
+    check_large(options, f"recipes.{recipe}")  # lora, frozen_dtype (blurbflow.lora_options)
     return options
 
 

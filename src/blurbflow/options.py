@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from blurbflow.errors import ConfigError
+from blurbflow.lora_options import FROZEN_DTYPES, LORA_SCHEMA, LoRA
 from blurbflow.option_fields import (  # noqa: F401 (the groups are imported from here)
     UNSET,
     InitFrom,
@@ -159,6 +160,15 @@ class CellOptions:
         "folder seed{N}/model/ with its tokenizer and a model card",
         S.BOOL,
     )
+    lora: LoRA = _option(
+        UNSET, "LoRA (peft): adapters and head trained, weights frozen", LORA_SCHEMA
+    )
+    gradient_checkpointing: bool = _option(
+        UNSET, "recompute activations in the backward pass: less memory, slower steps", S.BOOL
+    )
+    frozen_dtype: str = _option(
+        UNSET, "frozen weights held in bf16 on the GPU (half the memory)", choices=FROZEN_DTYPES
+    )
 
     INPUT_KEYS: ClassVar[tuple[str, ...]] = ("max_length", "segment_ids", "tagging", "re_input")
 
@@ -177,8 +187,8 @@ class CellOptions:
                 continue
             if f.name == "inputs":
                 out.update(dataclasses.asdict(value))
-            elif f.name == "init_from":
-                out["init_from"] = value.to_dict()
+            elif f.name in ("init_from", "lora"):
+                out[f.name] = value.to_dict()
             elif f.name in ("hparams_from", "hparams_models"):
                 out[f.name] = list(value)  # as the config and result.json write them
             else:
@@ -198,6 +208,8 @@ class CellOptions:
         try:
             if isinstance(fields_.get("init_from"), dict):
                 fields_["init_from"] = InitFrom(**fields_["init_from"])
+            if isinstance(fields_.get("lora"), dict):
+                fields_["lora"] = LoRA.from_dict(fields_["lora"], f"{where}.lora")
             return cls(inputs=inputs, **fields_)
         except TypeError as error:  # a required key missing, or an unknown init_from key
             raise ConfigError(f"{where}: {error}") from None

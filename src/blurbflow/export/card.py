@@ -83,7 +83,7 @@ def entry_card(
         "",
         "## Load",
         "",
-        *(_load(auto) if auto else _custom(options)),
+        *(_load(auto, bool(options.get("lora"))) if auto else _custom(options)),
         "",
         "## Scores",
         "",
@@ -126,7 +126,8 @@ def entry_card(
         "",
         "## Provenance",
         "",
-        f"- weights (model.safetensors) sha256: `{result.get('model_sha256')}`",
+        f"- weights ({'adapter_model' if options.get('lora') else 'model'}.safetensors) sha256: "
+        f"`{result.get('model_sha256')}`",
         f"- base model commit: `{result.get('model_commit')}`",
         f"- blurbflow commit: `{result.get('git_commit')}`; finished {result.get('finished')}",
         f"- versions: {json.dumps(result.get('versions') or {}, sort_keys=True)}",
@@ -140,7 +141,21 @@ def entry_card(
     return "\n".join(lines)
 
 
-def _load(auto: str) -> list[str]:
+def _load(auto: str, lora: bool = False) -> list[str]:
+    if lora:  # adapter + head (blurbflow.models.lora): the base model, then peft
+        return [
+            "```python",
+            "from peft import PeftConfig, PeftModel",
+            f"from transformers import AutoConfig, AutoTokenizer, {auto}",
+            "",
+            'adapter = PeftConfig.from_pretrained("path/or/repo")',
+            f"base = {auto}.from_pretrained(",
+            "    adapter.base_model_name_or_path, revision=adapter.revision,",
+            '    config=AutoConfig.from_pretrained("path/or/repo"))',
+            'model = PeftModel.from_pretrained(base, "path/or/repo")',
+            'tokenizer = AutoTokenizer.from_pretrained("path/or/repo")',
+            "```",
+        ]
     return [
         "```python",
         f"from transformers import AutoTokenizer, {auto}",

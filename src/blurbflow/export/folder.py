@@ -28,6 +28,7 @@ from blurbflow.io import write_json_atomic, write_text_atomic
 from blurbflow.provenance import package_version
 
 MODEL_DIR, WEIGHTS, CARD = "model", "model.safetensors", "README.md"  # blurbflow.train.kept's
+ADAPTER = "adapter_model.safetensors"  # a LoRA cell's kept weights (blurbflow.models.lora)
 RECORD = "blurbflow-export.json"
 INDEX = "index.json"
 
@@ -67,7 +68,7 @@ def verified_seed(entry: Entry, seed: int) -> tuple[Path, dict]:
             "without `keep_model: true`); set it on the recipe and run `snakemake all`"
         )
     folder = Path(path).parent / MODEL_DIR
-    weights = folder / WEIGHTS
+    weights = folder / (ADAPTER if (result.get("options") or {}).get("lora") else WEIGHTS)
     if not weights.is_file():
         raise ExportError(f"{cell}: no kept model at {weights}; {_retrain(path)}")
     if file_sha256(weights, fresh=True) != result["model_sha256"]:
@@ -79,7 +80,7 @@ def verified_seed(entry: Entry, seed: int) -> tuple[Path, dict]:
 
 
 def _place(source: Path, target: Path) -> None:
-    if source.name == WEIGHTS:
+    if source.name in (WEIGHTS, ADAPTER):
         try:
             os.link(source, target)
             return

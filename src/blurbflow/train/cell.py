@@ -27,6 +27,7 @@ from blurbflow.io import write_json_atomic
 from blurbflow.metrics import chance_baseline
 from blurbflow.models import attention, surgery
 from blurbflow.models.load import load_for_task
+from blurbflow.models.lora import apply_large_options
 from blurbflow.models.pooling import pooling_used
 from blurbflow.models.prefetch import model_commit, model_folder
 from blurbflow.options import CellOptions, options_json
@@ -91,6 +92,7 @@ def build_model_and_optimizer(
     surgery.remove_top(model, o.remove_top)
     surgery.reinit_top(model, o.reinit_top, int(o.seed))
     surgery.freeze_lower(model, o.freeze_lower)
+    model = apply_large_options(model, o, spec.kind.token_level, device)  # lora (models/lora.py)
     if device is not None:
         model.to(device)
     groups = surgery.parameter_groups(model, o.lr, o.weight_decay, o.layerwise_lr_decay)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from blurbflow.digests import file_sha256
 from blurbflow.models.load import load_tokenizer
+from blurbflow.models.lora import ADAPTER_WEIGHTS, save_pretrained
 from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
 from blurbflow.train.hooks import Hook
@@ -42,7 +43,7 @@ def save_model(model, cell_dir: Path) -> None:
     final = Path(cell_dir) / MODEL_DIR
     fresh = final.with_name(MODEL_DIR + ".new")
     shutil.rmtree(fresh, ignore_errors=True)
-    model.save_pretrained(fresh, safe_serialization=True)
+    save_pretrained(model, fresh)  # a LoRA model: its adapter and head (models/lora.py)
     if final.exists():
         old = final.with_name(MODEL_DIR + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -56,14 +57,15 @@ def save_model(model, cell_dir: Path) -> None:
 def finish_model(options: CellOptions, cell_dir: Path, result: dict, data_dir: Path | None) -> dict:
     """The tokenizer and the card beside the kept weights; the result's `model_sha256`."""
     folder = Path(cell_dir) / MODEL_DIR
-    if not (folder / WEIGHTS_FILE).exists():
+    weights = folder / (ADAPTER_WEIGHTS if options.lora else WEIGHTS_FILE)
+    if not weights.exists():
         return {}  # no evaluation ran (a cell that diverged before its first)
     source = str(model_folder(options.model_options))
     load_tokenizer(source, trust_remote_code=bool(options.trust_remote_code)).save_pretrained(
         folder
     )
     (folder / "README.md").write_text(model_card(options, result, data_dir), encoding="utf-8")
-    return {"model_sha256": file_sha256(folder / WEIGHTS_FILE, fresh=True)}
+    return {"model_sha256": file_sha256(weights, fresh=True)}
 
 
 def _checksums(data_dir: Path | None) -> dict:
@@ -79,7 +81,7 @@ def model_card(options: CellOptions, result: dict, data_dir: Path | None) -> str
     task, metric = options.task, result.get("metric", "")
     base = options.model_source
     front = {
-        "library_name": "transformers",
+        "library_name": "peft" if options.lora else "transformers",
         "tags": ["blurbflow", "biomedical", task],
         "base_model": base,
         "metrics": [metric],
