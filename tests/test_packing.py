@@ -7,10 +7,18 @@ import random
 
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification, BertForTokenClassification
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    DebertaV2Config,
+    DebertaV2ForTokenClassification,
+    RobertaConfig,
+    RobertaForTokenClassification,
+)
 
 from blurbflow.train import batching
-from blurbflow.train.packing import pack, packed_batch, packs
+from blurbflow.train.packing import first_position, pack, packed_batch, packs
 
 CPU = torch.device("cpu")
 
@@ -22,6 +30,19 @@ def tiny_bert(cls=BertForTokenClassification):
         intermediate_size=64, num_labels=3, type_vocab_size=2,
     )  # fmt: skip
     return cls(config)
+
+
+def tiny_roberta():
+    """RoBERTa-style: position ids counted from its pad id (1) + 1."""
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, num_labels=3, pad_token_id=1, max_position_embeddings=64,
+    )  # fmt: skip
+    return RobertaForTokenClassification(config)
+
+
+PACKED = {"bert": (tiny_bert, 0), "roberta": (tiny_roberta, 1)}  # model, pad id
 
 
 def ner_data(n=24, seed=0):
@@ -45,11 +66,13 @@ def test_pack_places_every_row_once_within_the_longest_width():
     assert pack(lengths, rows) == bins  # deterministic
 
 
-def test_packed_logits_and_loss_are_each_sequences_own():
-    model, data = tiny_bert().eval(), ner_data()
+@pytest.mark.parametrize("arch", sorted(PACKED))
+def test_packed_logits_and_loss_are_each_sequences_own(arch):
+    build, pad_id = PACKED[arch]
+    model, data = build().eval(), ner_data()
     rows = list(range(len(data["length"])))
     bins = pack(data["length"], rows)
-    batch = packed_batch(data, bins, pad_id=0)
+    batch = packed_batch(data, bins, pad_id=pad_id, first=first_position(model))
     assert batch["attention_mask"].shape[:2] == (len(bins), 1)
     with torch.no_grad():
         packed = model(**batch)
@@ -96,8 +119,12 @@ def test_only_token_level_bert_style_cells_on_the_cpu_pack():
     assert not packs(tagger, False, CPU, "bucketed")  # a pooled head reads one position a row
     assert not packs(tagger, True, torch.device("cuda"), "bucketed")  # not measured on a GPU
     assert not packs(tiny_bert(BertForSequenceClassification), False, CPU, "bucketed")
-    tagger.config.model_type = "roberta"  # positions offset by the pad id
-    assert not packs(tagger, True, CPU, "bucketed")
+    assert packs(tiny_roberta(), True, CPU, "bucketed")
+    assert first_position(tiny_roberta()) == 2 and first_position(tagger) == 0
+    deberta = DebertaV2ForTokenClassification(
+        DebertaV2Config(vocab_size=120, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+    )
+    assert not packs(deberta, True, CPU, "bucketed")  # its embeddings read the mask too
 
 
 def test_a_head_of_blurbflows_own_is_never_packed(tmp_path):

@@ -122,8 +122,9 @@ def _steps(run: Run, state: LoopState, per_epoch: int) -> Steps:
     steps = Steps(run.opt, run.options, progress, state)
     token_level, lengths = run.data.spec.kind.token_level, run.data.train["length"]
     if packing.packs(run.opt.model, token_level, run.opt.device, run.options.batching):
+        first = packing.first_position(run.opt.model)
         steps.packer = lambda rows: packing.packed_batch(
-            run.data.train, packing.pack(lengths, rows), run.fmt.pad_id
+            run.data.train, packing.pack(lengths, rows), run.fmt.pad_id, first=first
         )
     run.precision = steps.precision
     return steps

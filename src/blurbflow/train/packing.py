@@ -9,9 +9,12 @@ labelled tokens, which packing leaves as it is. Sequence-level heads (classifica
 read one pooled position per row, so they are never packed. On bc5chem (batch 32) a batch packs
 into 7% padding in one pass, where MiniLM-L6 micro-batches took 4.1 passes for 13%.
 
-Only models whose position embeddings take 0-based `position_ids` (BERT, ELECTRA, ALBERT) are
-packed; RoBERTa-style models offset positions by the pad id and others use relative positions.
-On a GPU it is not enabled yet: no GPU figure shows it faster than micro-batches there.
+Packed: models whose embeddings take absolute `position_ids` and whose attention takes an additive
+(rows, 1, width, width) mask: BERT, ELECTRA, ALBERT (positions from 0) and RoBERTa (from its pad
+id + 1, as its embeddings count). Not packed: DeBERTa-v2 (its relative positions would be the same
+inside each packed sequence, but its model hands the attention mask to the embeddings too, which
+take only (rows, width)) and ModernBERT (its own unpadding needs FlashAttention's variable-length
+kernels, a GPU). On a GPU it is not enabled yet: no GPU figure shows it faster there.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ import torch
 
 from blurbflow.train.encode import IGNORE
 
-PACKED_MODEL_TYPES = ("bert", "electra", "albert")
+# model type -> whether its position ids start after the pad id (RoBERTa's embeddings)
+PACKED_MODEL_TYPES = {"bert": False, "electra": False, "albert": False, "roberta": True}
+
+
+def first_position(model) -> int:
+    """The position id of a sequence's first token in this model's embeddings."""
+    config = model.config
+    return config.pad_token_id + 1 if PACKED_MODEL_TYPES.get(config.model_type) else 0
 
 
 def packs(model, token_level: bool, device: torch.device, batching_mode: str) -> bool:
@@ -57,10 +67,12 @@ def pack(lengths, rows: list[int]) -> list[list[int]]:
     return bins
 
 
-def packed_batch(data: dict, bins: list[list[int]], pad_id: int, dtype=torch.float32) -> dict:
-    """The model inputs of packed rows: ids, labels, per-sequence position ids (and token type
-    ids when the data has them) and an additive (rows, 1, width, width) attention mask; a pad
-    position attends to itself only (a row of -inf would give NaN)."""
+def packed_batch(
+    data: dict, bins: list[list[int]], pad_id: int, dtype=torch.float32, first: int = 0
+) -> dict:
+    """The model inputs of packed rows: ids, labels, per-sequence position ids from `first`
+    (first_position), token type ids when the data has them, and an additive (rows, 1, width,
+    width) attention mask; a pad position attends to itself only (a row of -inf gives NaN)."""
     ids = data["input_ids"]
     width = max(sum(len(ids[i]) for i in row) for row in bins)
     shape = (len(bins), width)
@@ -75,7 +87,7 @@ def packed_batch(data: dict, bins: list[list[int]], pad_id: int, dtype=torch.flo
             n = len(ids[i])
             input_ids[r, at : at + n] = ids[i]
             labels[r, at : at + n] = data["labels"][i]
-            positions[r, at : at + n] = np.arange(n)
+            positions[r, at : at + n] = np.arange(first, first + n)
             if "token_type_ids" in data:
                 types[r, at : at + n] = data["token_type_ids"][i]
             segment[r, at : at + n] = k
