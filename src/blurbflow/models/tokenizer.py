@@ -38,9 +38,11 @@ def _log(message: str) -> None:
 def lowercases(tokenizer) -> bool:
     """Whether the tokenizer lower-cases its input (its normalizer, else `do_lower_case`)."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:
-        normalizer = backend.normalizer
-        return normalizer is not None and normalizer.normalize_str("DNA IL") != "DNA IL"
+    if backend is not None:  # upper and lower case normalised alike: SentencePiece normalizers
+        normalizer = backend.normalizer  # change spaces ("DNA▁IL"), not case
+        return normalizer is not None and (
+            normalizer.normalize_str("DNA IL") == normalizer.normalize_str("dna il")
+        )
     return bool(getattr(tokenizer, "do_lower_case", False))
 
 

@@ -94,8 +94,9 @@ def make_windows(
     _check(tokenizer, max_length, doc_stride, max_question_length)
     if not examples:
         return Windows()
-    if getattr(tokenizer, "padding_side", "right") != "right":
-        raise ValueError("QA windows put the question first: use a right-padding tokenizer")
+    # The tokenizer's padding side does not matter: windows are encoded unpadded (the question
+    # first) and the batcher pads on the right; decoder tokenizers (Llama, Mistral) default to
+    # left padding, which is for generation.
     questions = _cut_questions(
         tokenizer, [e["question"].lstrip() for e in examples], max_question_length
     )
