@@ -14,7 +14,12 @@ import pandas as pd
 import pytest
 from arch_helpers import ARCHITECTURES, build_checkpoint, corpus, prepare_data
 
-from blurbflow.models.tokenizer import ENTITY_MARKERS, load_tokenizer, lowercases
+from blurbflow.models.tokenizer import (
+    ENTITY_MARKERS,
+    load_tokenizer,
+    lowercases,
+    tokenizer_settings,
+)
 from blurbflow.qa import make_windows
 from blurbflow.record.verify import verify_result
 from blurbflow.results.aggregate import COLUMNS, load_cell, normalise_types
@@ -91,9 +96,8 @@ def run_case(project, arch: str, case: str):
         **inputs,
     )
     encoded = root / "encoded" / arch / case
-    encode_task(
-        get_task(task), project["data"][task], load_tokenizer(folder), options.inputs, encoded
-    )
+    tokenizer = load_tokenizer(folder, **tokenizer_settings(options.model_options))
+    encode_task(get_task(task), project["data"][task], tokenizer, options.inputs, encoded)
     path = root / "cells" / arch / task / recipe / options.hparams / "seed1" / "result.json"
     result = train_cell(options, encoded, project["data"][task], path)
     return path, options, result
@@ -196,3 +200,18 @@ def test_windows_of_a_left_padding_tokenizer(project):
     first = windows.offsets[0]
     span = (first[windows.start_positions[0]][0], first[windows.end_positions[0]][1])
     assert context[span[0] : span[1]].strip() == "the receptor"
+
+
+def test_add_prefix_space_reaches_a_generic_byte_level_tokenizer(project):
+    """ModernBERT's tokenizer.json (a generic fast tokenizer, byte-level BPE): the model entry's
+    `add_prefix_space: true` tokenizes pre-split words (NER, PICO) as in running text, with the
+    leading-space marker; transformers 5 records the keyword without applying it."""
+    folder = folder_of(project, "modernbert")
+    words = ["Mutations", "in", "IL-2"]
+    plain = load_tokenizer(folder)
+    assert "in" in plain(words, is_split_into_words=True).tokens()  # no marker: not as in text
+    spaced = load_tokenizer(folder, add_prefix_space=True)
+    encoded = spaced(words, is_split_into_words=True)
+    assert encoded.tokens()[1:-1] == spaced.tokenize(" Mutations in IL-2")
+    assert encoded.word_ids()[1:-1] == sorted(encoded.word_ids()[1:-1])
+    assert plain(words, is_split_into_words=True).tokens() != encoded.tokens()

@@ -104,6 +104,32 @@ def _prefix_space(source: str, add_prefix_space: bool | None, trust_remote_code:
     return True if config.model_type in ("roberta", "deberta") else None
 
 
+def _byte_level_parts(tokenizer) -> list:
+    """The byte-level pre-tokenizers of the tokenizer's backend (top level or in a Sequence)."""
+    from tokenizers import pre_tokenizers
+
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    pre = backend.pre_tokenizer if backend is not None else None
+    parts = [pre]
+    if isinstance(pre, pre_tokenizers.Sequence):
+        parts, index = [], 0
+        while True:
+            try:
+                parts.append(pre[index])
+            except IndexError:
+                break
+            index += 1
+    return [p for p in parts if isinstance(p, pre_tokenizers.ByteLevel)]
+
+
+def _set_byte_level_prefix(tokenizer, prefix: bool) -> None:
+    """Apply add_prefix_space to the backend's byte-level pre-tokenizer: transformers 5's
+    generic fast tokenizer (ModernBERT's tokenizer.json) records the keyword but tokenizes
+    pre-split words (NER, PICO) without the leading-space marker "Ġ" all the same."""
+    for part in _byte_level_parts(tokenizer):  # set in place: the backend holds these objects
+        part.add_prefix_space = prefix
+
+
 def load_tokenizer(
     source: str | Path,
     add_prefix_space: bool | None = None,
@@ -123,6 +149,8 @@ def load_tokenizer(
     prefix = _prefix_space(source, add_prefix_space, trust_remote_code)
     kwargs = {} if prefix is None else {"add_prefix_space": prefix}
     tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
+    if prefix is not None:
+        _set_byte_level_prefix(tokenizer, prefix)
     if prefix is not None and getattr(tokenizer, "add_prefix_space", prefix) != prefix:
         raise ValueError(
             f"{source}: {type(tokenizer).__name__} ignores add_prefix_space={prefix}; remove "
