@@ -280,7 +280,11 @@ def test_missing_local_model_is_reported_with_the_fix(tmp_path):
         check_config(config, SCHEMA)
     assert f"models.local.path: folder '{tmp_path / 'absent'}' does not exist" in str(error.value)
     assert "`snakemake prefetch` only fetches hub models" in str(error.value)
-    (tmp_path / "absent").mkdir()
+    (tmp_path / "absent").mkdir()  # an empty folder (or a mistyped path that exists)
+    with pytest.raises(ConfigError, match="holds no model: no config.json"):
+        check_config(config, SCHEMA)
+    for name in ("config.json", "vocab.txt", "model.safetensors"):  # what a model folder holds
+        (tmp_path / "absent" / name).write_text("{}")
     check_config(config, SCHEMA)
 
 

@@ -147,13 +147,14 @@ def test_values_are_scores_in_percent_at_the_printed_precision(name):
 # Bio-LM Tables 3 and 6 print, per model, only means over the paper's task groups (with its
 # clinical tasks): every entry of theirs is `not printed`, the means are under printed_only.
 MEANS_ONLY = {"biolm-table3", "biolm-table6"}
+OURS = {"encoders-2026", "encoders-2026-lora", "encoders-2026-long"}  # no paper prints them
 BIOLM_MEANS = ("Mean (Clinical)", "Mean (PubMed)", "Mean (Seq. Lab.)", "Mean (Classif.)")
 
 
 def test_every_study_prints_something():
     for name in STUDIES:
         printed = any(v is not None for v in published(name).values())
-        assert printed == (name not in MEANS_ONLY), name
+        assert printed == (name not in MEANS_ONLY | OURS), name
     for name in MEANS_ONLY:
         means = printed_only(name)
         assert set(means) == set(CONFIG["studies"][name]["models"]), name
