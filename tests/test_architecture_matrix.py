@@ -4,7 +4,10 @@ tests/arch_helpers.py), through every task type on generated data: encoded with 
 encoder, trained one short epoch with the real cell function, each result `ok`, verified as the
 aggregation verifies it (test re-scored from its predictions) and shown in a study table.
 
-The full matrix is `slow`; `make test-fast` keeps one task type per architecture (FAST)."""
+Llama's own sequence classifier needs a pad token its checkpoints lack (XFAIL, strict: a fix in
+models/load.py turns them into failures to remove); its sequence tasks also run with
+`pooling: mean` (MEAN). The full matrix is `slow`; `make test-fast` keeps one task type per
+architecture (FAST) and the tokenizer unit tests."""
 
 from __future__ import annotations
 
@@ -58,9 +61,22 @@ NO_PAD = (
     "no padding token is defined' (load_for_task does not set pad_token_id, e.g. to the pad id "
     "the encoder padded with, meta.json's pad_id)"
 )
-XFAIL = {
-    ("llama", case): NO_PAD for case in ("re-dummify", "re-markers", "sts", "doccls", "yesno-qa")
+SEQUENCE = ("re-dummify", "re-markers", "sts", "doccls", "yesno-qa")
+XFAIL = {("llama", case): NO_PAD for case in SEQUENCE}
+# Llama's sequence tasks with `pooling: mean` (blurbflow's own head over the bare decoder,
+# which needs no pad token): what a Llama recipe runs today
+MEAN = {
+    f"{case}+mean": (task, f"{recipe}-mean", {**inputs, "pooling": "mean"})
+    for case, (task, recipe, inputs) in CASES.items()
+    if case in SEQUENCE
 }
+ALL_CASES = {**CASES, **MEAN}
+
+
+def cases_of(arch: str) -> list[str]:
+    return list(CASES) + (list(MEAN) if arch == "llama" else [])
+
+
 MAX_LENGTH = 64
 
 
@@ -81,7 +97,7 @@ def folder_of(project, arch):
 
 def run_case(project, arch: str, case: str):
     """Encode, train one epoch; (result path, options, result)."""
-    task, recipe, inputs = CASES[case]
+    task, recipe, inputs = ALL_CASES[case]
     root, folder = project["root"], folder_of(project, arch)
     options = make_options(
         model=arch,
@@ -109,7 +125,7 @@ def check_cell(project, arch: str, case: str):
     if (arch, case) not in done:
         done[arch, case] = run_case(project, arch, case)
     path, options, result = done[arch, case]
-    if CASES[case][2].get("re_input") == "markers":  # 4 new special tokens: embeddings grew
+    if ALL_CASES[case][2].get("re_input") == "markers":  # 4 new special tokens: embeddings grew
         meta = json.loads((project["root"] / "encoded" / arch / case / "meta.json").read_text())
         assert list(meta["added_tokens"]) == list(ENTITY_MARKERS)
         assert meta["vocab_size"] == len(load_tokenizer(folder_of(project, arch))) + 4
@@ -129,7 +145,7 @@ def _param(arch: str, case: str):
 
 
 @pytest.mark.parametrize(
-    ("arch", "case"), [_param(arch, case) for arch in ARCHITECTURES for case in CASES]
+    ("arch", "case"), [_param(arch, case) for arch in ARCHITECTURES for case in cases_of(arch)]
 )
 def test_cell(project, arch, case):
     check_cell(project, arch, case)
@@ -156,7 +172,7 @@ def table_of(project, arch: str, cells: list[tuple]) -> pd.DataFrame:
 def test_cells_reach_a_table(project, arch):
     """Every task type of one architecture: one verified row per cell in the cells frame and
     its score in the study table (tasks × recipes)."""
-    cells = [check_cell(project, arch, case) for case in CASES if (arch, case) not in XFAIL]
+    cells = [check_cell(project, arch, c) for c in cases_of(arch) if (arch, c) not in XFAIL]
     frame, table = table_of(project, arch, cells)
     assert len(frame) == len(cells) and (frame["status"] == "ok").all(), frame["error"].tolist()
     assert frame["test"].notna().all()
