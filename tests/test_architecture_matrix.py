@@ -4,9 +4,8 @@ tests/arch_helpers.py), through every task type on generated data: encoded with 
 encoder, trained one short epoch with the real cell function, each result `ok`, verified as the
 aggregation verifies it (test re-scored from its predictions) and shown in a study table.
 
-Llama's own sequence classifier needs a pad token its checkpoints lack (XFAIL, strict: a fix in
-models/load.py turns them into failures to remove); its sequence tasks also run with
-`pooling: mean` (MEAN). The full matrix is `slow`; `make test-fast` keeps one task type per
+Llama's own sequence classifier (the last real token, found by the pad id the cell sets) and
+its sequence tasks with `pooling: mean` (MEAN) both run. The full matrix is `slow`; `make test-fast` keeps one task type per
 architecture (FAST) and the tokenizer unit tests."""
 
 from __future__ import annotations
@@ -53,16 +52,10 @@ FAST = {
     "modernbert": "doccls",
     "llama": "pico",
 }
-# (architecture, task type) → why it fails today, in code this test's author does not own
-NO_PAD = (
-    "models/load.py: LlamaForSequenceClassification pools the last token that is not padding "
-    "and needs config.pad_token_id; a Llama checkpoint without a pad token (as Llama 2/3 and "
-    "Mistral ship) fails at its first batch with transformers' 'Cannot handle batch sizes > 1 if "
-    "no padding token is defined' (load_for_task does not set pad_token_id, e.g. to the pad id "
-    "the encoder padded with, meta.json's pad_id)"
-)
+# Llama's sequence classifier reads the last token that is not padding: the cell sets
+# config.pad_token_id to the encoder's pad id, as Llama checkpoints ship none (train/cell.py)
 SEQUENCE = ("re-dummify", "re-markers", "sts", "doccls", "yesno-qa")
-XFAIL = {("llama", case): NO_PAD for case in SEQUENCE}
+XFAIL: dict[tuple[str, str], str] = {}  # (architecture, task type) → why it fails today
 # Llama's sequence tasks with `pooling: mean` (blurbflow's own head over the bare decoder,
 # which needs no pad token): what a Llama recipe runs today
 MEAN = {

@@ -117,3 +117,28 @@ def test_a_local_model_folder_without_a_model_fails_when_the_config_is_read(tmp_
     assert "no tokenizer vocabulary" in problem
     assert "no config.json" not in problem and "no PyTorch weights" not in problem
     assert "does not exist" in local_model_problem(str(tmp_path / "missing"))
+
+
+def test_a_head_reading_a_decoders_first_token_is_refused(tmp_path):
+    """A causal model's first token sees only itself: `head: cls_linear` or `pooling: cls` on a
+    decoder fails when the config is read (its files there) and again when the model loads."""
+    from blurbflow.config import cell_jobs, check_max_length, expand_cells
+
+    torch.manual_seed(0)
+    llama = T.LlamaConfig(vocab_size=120, hidden_size=32, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=64)  # fmt: skip
+    T.AutoModel.from_config(llama).save_pretrained(tmp_path / "llama")
+    config = {
+        "models": {"dec": {"path": str(tmp_path / "llama")}},
+        "recipes": {"own": {"lr": 1e-3, "epochs": 1}, "first": {"extends": "own", "head": "cls_linear"},
+                    "mean": {"extends": "own", "head": "cls_linear", "pooling": "mean"}},
+        "studies": {"s": {"models": ["dec"], "tasks": ["gad", "ncbidisease"], "seeds": 1,
+                          "recipes": ["own", "first", "mean"]}},
+    }  # fmt: skip
+    with pytest.raises(ConfigError, match=r"recipes.first: model 'dec' is a decoder \(llama\)"):
+        check_max_length(config, cell_jobs(expand_cells(config)).values())
+    config["studies"]["s"]["recipes"] = ["own", "mean"]  # its own head; mean pooling: fine
+    check_max_length(config, cell_jobs(expand_cells(config)).values())
+    with pytest.raises(ValueError, match="decoder's first token sees only itself"):
+        load_for_task(str(tmp_path / "llama"), get_task("gad"), head="cls_linear")
+    load_for_task(str(tmp_path / "llama"), get_task("ncbidisease"), head="cls_linear")  # tokens

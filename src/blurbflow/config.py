@@ -26,7 +26,12 @@ from blurbflow.grid import (
 )
 from blurbflow.init_from import init_from_options, link_cells
 from blurbflow.lora_options import check_large
-from blurbflow.models.limits import available_limit
+from blurbflow.models.limits import (
+    available_folder,
+    first_token_problem,
+    model_type,
+    position_limit,
+)
 from blurbflow.models.prefetch import model_settings
 from blurbflow.options import CellOptions, InitFrom, InputOptions, check_options
 from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
@@ -176,12 +181,15 @@ def max_length_key(config: dict, task: str, recipe: str) -> str:
 def check_max_length(config: dict, jobs) -> None:
     """Every job's max_length fits its model's positions, for models whose files are there
     (blurbflow.models.limits; the tokenize step checks the others)."""
-    limits: dict[str, int | None] = {}
+    limits: dict[str, tuple[int | None, str | None]] = {}
     for job in jobs:
         options = job.options
         if options.model not in limits:
-            limits[options.model] = available_limit(options.model_options)
-        limit = limits[options.model]
+            folder = available_folder(options.model_options)
+            limits[options.model] = (folder and position_limit(folder), model_type(folder))
+        limit, kind = limits[options.model]
+        if problem := first_token_problem(options, kind):
+            raise ConfigError(f"recipes.{options.recipe}: {problem}")
         if limit is not None and options.max_length > limit:
             raise ConfigError(
                 f"{max_length_key(config, options.task, options.recipe)}: "

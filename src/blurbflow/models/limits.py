@@ -34,8 +34,8 @@ def position_limit(folder: str | Path) -> int | None:
     return positions
 
 
-def available_limit(model: ModelOptions) -> int | None:
-    """The model's limit if its files are there now, else None (checked again later). A hub
+def available_folder(model: ModelOptions) -> Path | None:
+    """The model's folder if its files are there now, else None (checked again later). A hub
     model counts as there once `prefetch` wrote its marker (no hub library call before); a URL
     model once its archive is unpacked (model_folder says so without the hub library)."""
     if not is_local(model) and not is_url(model.model_source):
@@ -43,9 +43,15 @@ def available_limit(model: ModelOptions) -> int | None:
         if not marker.is_file():
             return None
     try:
-        return position_limit(model_folder(model))
+        return Path(model_folder(model))
     except (ValueError, OSError):  # not built or not prefetched yet
         return None
+
+
+def available_limit(model: ModelOptions) -> int | None:
+    """The model's position limit if its files are there now (available_folder), else None."""
+    folder = available_folder(model)
+    return None if folder is None else position_limit(folder)
 
 
 def check_input_length(model: ModelOptions, max_length: int) -> None:
@@ -57,3 +63,45 @@ def check_input_length(model: ModelOptions, max_length: int) -> None:
             f"positions, its config.json); lower the task's or recipe's max_length to at most "
             f"{limit}"
         )
+
+
+# Decoder-only architectures: causal attention lets the first token see only itself, so a head
+# reading it learns nothing of the input (their own classifiers read the last real token).
+DECODERS = (
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "phi", "phi3",
+    "gpt2", "gpt_neox", "falcon", "olmo", "olmo2",
+)  # fmt: skip
+
+
+def model_type(folder: str | Path | None) -> str | None:
+    if folder is None:
+        return None
+    try:
+        return json.loads((Path(folder) / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def reads_first_token(options) -> bool:
+    """Whether a cell's head reads the first token's state (CellOptions: a sequence-level task
+    under `head: cls_linear`, or `pooling: cls`, with [CLS] as its RE feature)."""
+    from blurbflow.tasks import get_task
+
+    kind = get_task(options.task).kind
+    if kind.token_level or kind.target == "span" or options.pooling == "mean":
+        return False
+    return (
+        options.head == "cls_linear" or options.pooling == "cls"
+    ) and options.re_pooling == "cls"
+
+
+def first_token_problem(options, kind: str | None) -> str | None:
+    """Why a cell of a decoder cannot read its first token (None: it can). `kind`: the model's
+    `model_type` (None: its files are not there yet, and the load checks again)."""
+    if kind not in DECODERS or not reads_first_token(options):
+        return None
+    return (
+        f"model {options.model!r} is a decoder ({kind}): its first token sees only itself, so "
+        "a head reading it learns nothing; use `pooling: mean`, or `head: linear` without "
+        "`pooling` (the architecture's own head reads the last real token)"
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from blurbflow.models import attention
 from blurbflow.models import pooling as poolings
 from blurbflow.models.dropout import dropout_settings
+from blurbflow.models.limits import DECODERS
 from blurbflow.models.tokenizer import (  # noqa: F401  (re-exported: callers import from here)
     ENTITY_MARKERS,
     add_entity_markers,
@@ -118,7 +119,8 @@ def load_for_task(
     trust_remote_code: bool = False,
     sequence_pooling: str | None = None,
 ):
-    """The pretrained encoder with a freshly initialised head for the task type.
+    """The pretrained encoder with a freshly initialised head for the task type (ValueError for
+    a head that reads a decoder's first token).
 
     `labels` overrides the task's label vocabulary (tagging schemes); `head: linear` with
     `pooling: cls` gives the architecture's own model (transformers' *ForSequenceClassification
@@ -156,6 +158,13 @@ def load_for_task(
     )
     if token_level or pooling != "cls":  # token tasks, entity pooling: nothing to pool at [CLS]
         sequence_pooling = None
+    first_token = head == "cls_linear" and sequence_pooling != "mean" or sequence_pooling == "cls"
+    if first_token and not token_level and pooling == "cls" and config.model_type in DECODERS:
+        raise ValueError(  # also refused when the config is read, once the files are there
+            f"{source}: a {config.model_type} decoder's first token sees only itself; use "
+            "`pooling: mean`, or `head: linear` without `pooling` (its own head reads the last "
+            "real token)"
+        )
     poolings.configure(config, sequence_pooling)
     mean = sequence_pooling == "mean"
     custom = head != "linear" or pooling != "cls"

@@ -139,6 +139,8 @@ def setup(
     model, optimizer, scheduler = build_model_and_optimizer(
         options, spec, len(train["input_ids"]), num_tokens, device, init, report
     )
+    if getattr(model.config, "pad_token_id", None) is None:  # a decoder's classifier finds the
+        model.config.pad_token_id = pad_id  # last real token by it (Llama's tokenizer has none)
     cell_dir.mkdir(parents=True, exist_ok=True)
     return Run(
         options=options,
