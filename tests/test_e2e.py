@@ -4,6 +4,7 @@ then the stale-only re-run rules."""
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -36,6 +37,12 @@ def test_demo_produces_report_with_table_and_blurb_score(demo):
     assert set(cells["task"]) == {"ncbidisease", "gad", "biosses", "hoc", "pubmedqa"}
     html = (demo / "results/report.html").read_text()
     assert "BLURB" in html and "layer-specific" in html and "ncbidisease" in html
+    # what the head read and the attention that ran, off the cells (report/heads.py)
+    assert re.search(
+        r"Heads: linear reading the pooler \(tiny-biobert\); attention: \w+ \(tiny-biobert\)\.",
+        html,
+    ), html.split('class="muted heads">')[1][:300]
+    assert set(cells["head"]) == {"linear"} and cells["attn_implementation"].notna().all()
     table = (demo / "results/tables/demo.md").read_text()
     assert "BLURB" in table
     beside = pd.read_csv(demo / "results/tables/demo.reproduction.csv")  # the paper's beside ours

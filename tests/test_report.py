@@ -216,6 +216,64 @@ def test_report_overview_blurb_table_for_broad_studies(tmp_path):
     assert '<td class="blurb best">81.9</td>' in overview
 
 
+HEADS = {  # model: (head, pooling of biosses, attention); bc5chem (NER) pools nothing
+    "pubmedbert": ("cls_linear", "pooler", "sdpa"),
+    "biolinkbert": ("cls_linear", "pooler", "sdpa"),
+    "modernbert-base": ("linear", "mean", "sdpa"),
+    "deberta-v3-base": ("linear", "cls", "eager"),
+}
+
+
+def test_report_states_each_studys_heads_pooling_and_attention(tmp_path):
+    paths = []
+    for model, (head, pooling, attention) in HEADS.items():
+        for task in ("bc5chem", "biosses"):
+            path = write_result(tmp_path, model, task, "standard", "h", 1, 80.0)
+            result = json.loads(path.read_text())
+            result.update(
+                options={"head": head},
+                pooling=pooling if task == "biosses" else None,
+                attn_implementation=attention,
+            )
+            path.write_text(json.dumps(result))
+            paths.append(path)
+    study = {**STUDIES["recipes"], "models": list(HEADS), "recipes": ["standard"], "seeds": [1]}
+    study["table"] = {"rows": "task", "columns": ["model"]}
+    out = tmp_path / "r.html"
+    render_report(load_cells(paths), {"s": study}, out, {})
+    html = out.read_text()
+    line = html.split('<p class="muted heads">')[1].split("</p>")[0]
+    assert line == (
+        "Heads: cls_linear reading the pooler (pubmedbert, biolinkbert), "
+        "linear reading [CLS] (deberta-v3-base), linear reading the mean (modernbert-base); "
+        "attention: sdpa (pubmedbert, biolinkbert, modernbert-base), eager (deberta-v3-base)."
+    )
+    assert "<b>Heads and attention.</b>" in html and "docs/recipes.md" in html
+    old = render(tmp_path / "old").split('<p class="muted heads">')[1]  # cells written before
+    assert old.startswith("Heads, pooling and attention: not recorded")
+
+
+def test_heads_line_names_a_head_without_pooling_and_entity_poolings():
+    import pandas as pd
+
+    from blurbflow.report.heads import heads_line
+
+    cells = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "c"],
+            "head": ["bilstm", "linear", "linear", None],
+            "pooling": [None, "max", None, None],
+            "attn_implementation": [None, None, None, "flash_attention_2"],
+        }
+    )
+    assert heads_line(cells, ["a", "b", "c"]) == (
+        "Heads: bilstm and linear reading the entities' max (a), linear (b); "
+        "attention: flash_attention_2 (c)."
+    )
+    assert heads_line(cells, ["a"], cells["model"] == "c") == "attention: flash_attention_2 (c)."
+    assert heads_line(cells.drop(columns=["head", "pooling", "attn_implementation"]), []) == ""
+
+
 def test_report_seed_columns_follow_each_tasks_seeds(tmp_path):
     paths = [
         write_result(tmp_path, "m", task, "standard", "h", seed, 50.0 + seed)

@@ -71,6 +71,33 @@ def test_load_cells_ok_missing_and_malformed(tmp_path):
     assert math.isnan(frame.loc[3, "test"]) and frame.loc[3, "error"] == "loss became nan"
 
 
+def test_cells_carry_head_pooling_and_attention(tmp_path):
+    """`pooling` and `attn_implementation` from result.json, `head` from its options (null in a
+    result written before they were recorded); a cell without a result takes the config's head."""
+    from blurbflow.options import CellOptions, InputOptions
+    from blurbflow.results.aggregate import load_cell
+
+    new = write_result(
+        tmp_path, "m", "gad", "r", "h", 1, 1.0, 1.0, pooling="pooler", attn_implementation="sdpa"
+    )
+    options = json.loads(new.read_text())
+    new.write_text(json.dumps({**options, "options": {"head": "cls_linear"}}))
+    old = write_result(tmp_path, "m", "gad", "r", "h", 2, 1.0, 1.0)
+    frame = load_cells([new, old])
+    assert frame.loc[0, ["head", "pooling", "attn_implementation"]].tolist() == [
+        "cls_linear",
+        "pooler",
+        "sdpa",
+    ]
+    assert frame.loc[1, ["head", "pooling", "attn_implementation"]].isna().all()
+    place = {"model": "m", "model_source": "org/m", "task": "gad", "recipe": "r", "hparams": "h"}
+    given = CellOptions(**place, seed=3, head="bilstm", inputs=InputOptions(max_length=128))
+    row = load_cell(cell_path(tmp_path, "m", "gad", "r", "h", 3), given)
+    assert row["status"] == "missing" and row["head"] == "bilstm" and row.get("pooling") is None
+    write_cells(frame, tmp_path / "cells.parquet")  # the columns survive parquet
+    assert pd.read_parquet(tmp_path / "cells.parquet").loc[0, "head"] == "cls_linear"
+
+
 def test_unknown_status_is_failed(tmp_path):
     path = write_result(tmp_path, "m", "gad", "r", "h", 1, 1.0, 1.0, status="weird")
     row = load_cells([path]).iloc[0]
@@ -100,9 +127,11 @@ def test_the_frame_columns_and_types_come_from_the_result_schema(tmp_path):
     assert {str(frame[c].dtype) for c in schema.NUMERIC} == {"float64"}
     assert str(frame["selected_epoch"].dtype) == "Int64" and frame.loc[0, "selected_epoch"] == 2
     assert pd.isna(frame.loc[1, "selected_epoch"]) and pd.isna(frame.loc[1, "dev"])
-    # every column is a declared field of result.json; the rest stay in the file only
+    # every column is a declared field of result.json or a recipe option read off its
+    # `options`; the rest stay in the file only
     fields = set(schema.Result.__annotations__)
-    assert set(schema.COLUMNS) - {*schema.CELL_KEYS, "path"} < fields
+    assert set(schema.COLUMNS) - {*schema.CELL_KEYS, *schema.OPTION_COLUMNS, "path"} < fields
+    assert set(schema.OPTION_COLUMNS) == {"head"} and not set(schema.OPTION_COLUMNS) & fields
     assert {"identity", "predictions_sha256", "train_ids_sha"} <= fields - set(schema.COLUMNS)
 
 

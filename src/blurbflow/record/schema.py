@@ -57,6 +57,9 @@ class Result(TypedDict, total=False):
     # epoch, [step,] train_loss, dev, test, seconds
     epochs: Annotated[list[dict[str, Any]], JSON]
     versions: Annotated[dict[str, str], JSON]  # blurbflow.provenance.code_versions
+    # what a sequence head read (blurbflow.models.pooling); null: token tasks, QA, older cells
+    pooling: Annotated[str | None, TEXT]
+    attn_implementation: Annotated[str | None, TEXT]  # what ran (blurbflow.models.attention)
     # not columns: what verification and provenance read from the file itself
     identity: dict[str, Any]  # blurbflow.identity.cell_identity
     model_commit: str | None
@@ -66,8 +69,6 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
-    pooling: str | None  # what a sequence head read (blurbflow.models.pooling); null: token/QA
-    attn_implementation: str | None  # the attention that ran (blurbflow.models.attention)
     host: str
     slurm_job_id: str | None
     predictions_sha256: str
@@ -90,6 +91,9 @@ NUMERIC = _columns(NUMBER)
 TEXT_COLUMNS = _columns(TEXT)
 INTEGER_COLUMNS = _columns(INTEGER)
 JSON_COLUMNS = _columns(JSON)  # nested fields, kept as JSON strings in the frame
+# recipe options with a column of their own: from result.json's `options`, or for a cell without
+# a readable result from the options the config gives it
+OPTION_COLUMNS = ["head"]
 COLUMNS = [
     *CELL_KEYS,
     *(
@@ -97,6 +101,7 @@ COLUMNS = [
         for name in get_type_hints(Result, include_extras=True)
         if name in {*NUMERIC, *TEXT_COLUMNS, *INTEGER_COLUMNS, *JSON_COLUMNS}
     ),
+    *OPTION_COLUMNS,
     "path",  # where the result.json is (or would be)
 ]
 

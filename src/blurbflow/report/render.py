@@ -17,6 +17,7 @@ from blurbflow.metrics.blurb import types_present
 from blurbflow.record.schema import STATUSES
 from blurbflow.report.comparisons import comparisons_view
 from blurbflow.report.curves import task_curves
+from blurbflow.report.heads import heads_line
 from blurbflow.report.overview import blurb_overview
 from blurbflow.report.reproduction import reproduction_view
 from blurbflow.report.seeds import seed_sections
@@ -144,7 +145,8 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     study_layout(study)  # fail early with the study's name in the message
     study = shown_study(study)  # a `choose` group is the one recipe it shows
     light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
-    everything = light[in_study(light, study)]
+    mask = in_study(light, study)
+    everything = light[mask]
     selected = study_cells(everything, study)  # hyperparameters selected once per study
     broad = len(types_present(study["tasks"])) >= OVERVIEW_MIN_TYPES
     table = study_table(everything, name, study, selected)
@@ -155,6 +157,7 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
         "baseline": study.get("baseline"),
         "description": study.get("description", ""),
         "table": _table_view(table),
+        "heads": heads_line(cells, study["models"], mask),
         "reproduction": reproduction_view(reproduction, study),
         "overview": _overview_view(blurb_overview(everything, study, selected), study)
         if broad

@@ -38,6 +38,7 @@ from blurbflow.record.schema import (
     INTEGER_COLUMNS,
     JSON_COLUMNS,
     NUMERIC,
+    OPTION_COLUMNS,
     TEXT_COLUMNS,
     Result,
     identity_from_path,
@@ -78,10 +79,16 @@ def _row_from_result(result: Result) -> dict:
         row[key] = int(result[key]) if result.get(key) is not None else None
     for key in JSON_COLUMNS:
         row[key] = _encode_json(result.get(key))
+    options = result.get("options")
+    row.update(_option_columns(options if isinstance(options, dict) else {}))
     if row.get("status") not in (*FINISHED, "failed"):
         row["error"] = f"unknown status {row.get('status')!r} in result.json"
         row["status"] = "failed"
     return row
+
+
+def _option_columns(options: dict) -> dict:
+    return {key: options[key] for key in OPTION_COLUMNS if options.get(key) is not None}
 
 
 def with_earlier(row: dict) -> dict:
@@ -102,8 +109,14 @@ def load_cell(
 ) -> dict:
     """One row for one cell's result.json, whatever state the file is in. With the `options`
     the config gives the cell, a finished result is verified first (with its job's `manifest`
-    when there is one) and a rejected one becomes a failed row saying why."""
-    return with_earlier(_load_cell(os.fspath(path), options, manifest, rescore))
+    when there is one) and a rejected one becomes a failed row saying why. A row without a
+    readable result takes its option columns (`head`) from `options`."""
+    row = with_earlier(_load_cell(os.fspath(path), options, manifest, rescore))
+    if options is not None:
+        for key in OPTION_COLUMNS:  # getattr: to_dict per cell is slower at 40k cells
+            if row.get(key) is None:
+                row[key] = getattr(options, key)
+    return row
 
 
 def _load_cell(path: str, options, manifest, rescore) -> dict:
@@ -193,7 +206,7 @@ def normalise_types(frame: pd.DataFrame) -> pd.DataFrame:
         frame[column] = frame[column].astype("Int64")
     for column in NUMERIC:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-    for column in IDENTITY[:4] + TEXT_COLUMNS + JSON_COLUMNS + ["path"]:
+    for column in IDENTITY[:4] + TEXT_COLUMNS + JSON_COLUMNS + OPTION_COLUMNS + ["path"]:
         frame[column] = frame[column].astype("object").where(frame[column].notna(), None)
     return frame
 
