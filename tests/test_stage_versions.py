@@ -108,3 +108,13 @@ def test_an_extraction_bump_renames_the_url_models_marker(monkeypatch):
     monkeypatch.setattr(archive, "EXTRACT", 2)
     assert archive.archive_marker("cache", url, sha).name == f"url--{sha}--extract2.json"
     assert archive.is_archive_marker(archive.archive_marker("cache", url, sha))
+
+
+def test_a_tokenizer_setting_counts_only_for_the_models_that_set_it():
+    spec = get_task("bc5chem")
+    plain = stage_versions.tokenize_versions(spec, {"revision": "main"})
+    assert "tokenizer add_prefix_space" not in plain
+    prefixed = stage_versions.tokenize_versions(spec, {"add_prefix_space": True})
+    number = stage_versions.TOKENIZER_SETTINGS["add_prefix_space"]
+    assert prefixed["tokenizer add_prefix_space"] == number
+    assert stage_versions.bumped(prefixed) == {"tokenizer add_prefix_space": number}

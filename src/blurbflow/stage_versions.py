@@ -3,8 +3,9 @@ in blurbflow reaches every result it changes (docs/extending.md "Changing what a
 
 - prepare (`resources/data/{task}/`): the common writing code (`PREPARE`), the task's parser
   (`PARSERS`) and the task entry itself (`TaskSpec.version`: its labels, options, splits);
-- tokenize (`resources/tokenized/…`): the common encoding code (`ENCODE`) and the encoder of the
-  task type's input (`ENCODERS`, keyed as blurbflow.tasks.types.INPUTS);
+- tokenize (`resources/tokenized/…`): the common encoding code (`ENCODE`), the encoder of the
+  task type's input (`ENCODERS`, keyed as blurbflow.tasks.types.INPUTS) and, for a model that
+  sets one, how a tokenizer setting is applied (`TOKENIZER_SETTINGS`);
 - build_demo_model (`resources/models/{model}/`): `BUILD`; a URL model's unpacking
   (`prefetch_url`): `EXTRACT`.
 
@@ -52,6 +53,10 @@ ENCODERS = {  # the keys of blurbflow.tasks.types.INPUTS (train/encode*.py)
     "windows": 1,
     "words": 1,
 }
+# blurbflow.models.tokenizer: how a model setting is applied to its tokenizer; counted only for
+# the models that set it. add_prefix_space 2: applied to generic byte-level tokenizers too
+# (ModernBERT's tokenizer.json), which ignored it before.
+TOKENIZER_SETTINGS = {"add_prefix_space": 2}
 BUILD = 1  # blurbflow.models.build: the demo's tokenizer and pre-trained BERT
 # blurbflow.model_urls: what a URL model's archive is unpacked into. Not a param: past the first,
 # the number is in the archive's marker name (blurbflow.models.archive), a new output path.
@@ -67,9 +72,14 @@ def prepare_versions(spec) -> dict[str, int]:
     }
 
 
-def tokenize_versions(spec) -> dict[str, int]:
-    """The numbers behind a task's tokenized folders."""
-    return {"encode": ENCODE, f"encoder {spec.kind.inputs}": ENCODERS[spec.kind.inputs]}
+def tokenize_versions(spec, settings: Mapping | None = None) -> dict[str, int]:
+    """The numbers behind a task's tokenized folders; `settings`: the model's tokenizer settings
+    (blurbflow.models.prefetch.model_settings), whose set ones count."""
+    versions = {"encode": ENCODE, f"encoder {spec.kind.inputs}": ENCODERS[spec.kind.inputs]}
+    for name, number in TOKENIZER_SETTINGS.items():
+        if (settings or {}).get(name):
+            versions[f"tokenizer {name}"] = number
+    return versions
 
 
 def build_versions() -> dict[str, int]:

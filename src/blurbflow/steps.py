@@ -100,7 +100,7 @@ def tokenize(
     verify(data, "prepared data")  # damaged inputs: rebuilt first (blurbflow.artefacts)
     verify(model_folder(model), f"model {model.model}")
     tokenizer_ = load_tokenizer(model_folder(model), **tokenizer_settings(model))
-    meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out))
+    meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out), settings)
     print(json.dumps(meta, indent=2))
 
 

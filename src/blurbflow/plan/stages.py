@@ -9,6 +9,7 @@ import os
 
 from blurbflow import paths
 from blurbflow.config import CellJob, input_key
+from blurbflow.models.prefetch import model_settings
 from blurbflow.stage_versions import outdated, prepare_versions, tokenize_versions
 from blurbflow.tasks import get_task
 
@@ -21,9 +22,11 @@ def outdated_folders(jobs: dict[str, CellJob], config: dict, root: str = ".") ->
         if spec.get("build"):
             tasks.update(spec.get("corpus_tasks") or ())
     folders = {paths.data(t): ("stats.json", prepare_versions(get_task(t))) for t in tasks}
+    settings = {name: model_settings(name, spec) for name, spec in config["models"].items()}
     for job in jobs.values():
         folder = paths.tokenized(job.model, job.task, input_key(job.task, job.options.inputs))
-        folders[folder] = ("meta.json", tokenize_versions(get_task(job.task)))
+        versions = tokenize_versions(get_task(job.task), settings[job.model])
+        folders[folder] = ("meta.json", versions)
     found = outdated((os.path.join(root, f), *found) for f, found in sorted(folders.items()))
     return {os.path.relpath(folder, root): changed for folder, changed in found.items()}
 

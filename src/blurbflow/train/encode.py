@@ -144,7 +144,12 @@ def _encode_frame(
 
 
 def encode_task(
-    spec: TaskSpec, data_dir: Path, tokenizer, inputs: InputOptions, out_dir: Path
+    spec: TaskSpec,
+    data_dir: Path,
+    tokenizer,
+    inputs: InputOptions,
+    out_dir: Path,
+    settings: dict | None = None,
 ) -> dict:
     """Write {train,dev,test}.parquet + meta.json to out_dir (built in a temp dir, then renamed).
     With `re_input: markers` the entity markers are added to `tokenizer` (deterministically, as
@@ -170,7 +175,8 @@ def encode_task(
             "pad_id": tokenizer.pad_token_id or 0,
             "added_tokens": added,
             "splits": {},
-            "versions": tokenize_versions(spec),  # the encoder's (blurbflow.stage_versions)
+            # the code's numbers (blurbflow.stage_versions); `settings`: the model's tokenizer ones
+            "versions": tokenize_versions(spec, settings),
         }
         if windows:  # only span tasks: other tasks' meta.json (their identity) stays as it was
             meta["windows"] = window_settings(spec, max_length)
