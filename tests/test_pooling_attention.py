@@ -130,7 +130,8 @@ def test_a_head_reading_a_decoders_first_token_is_refused(tmp_path):
     T.AutoModel.from_config(llama).save_pretrained(tmp_path / "llama")
     config = {
         "models": {"dec": {"path": str(tmp_path / "llama")}},
-        "recipes": {"own": {"lr": 1e-3, "epochs": 1}, "first": {"extends": "own", "head": "cls_linear"},
+        "recipes": {"own": {"lr": 1e-3, "epochs": 1},
+                    "first": {"extends": "own", "head": "cls_linear"},
                     "mean": {"extends": "own", "head": "cls_linear", "pooling": "mean"}},
         "studies": {"s": {"models": ["dec"], "tasks": ["gad", "ncbidisease"], "seeds": 1,
                           "recipes": ["own", "first", "mean"]}},
