@@ -6,8 +6,7 @@ aggregation verifies it (test re-scored from its predictions) and shown in a stu
 
 Llama's own sequence classifier (the last real token, found by the pad id the cell sets) and
 its sequence tasks with `pooling: mean` (MEAN) both run. The full matrix is `slow`; `make
-test-fast` keeps one task type per
-architecture (FAST) and the tokenizer unit tests."""
+test-fast` keeps one task type per architecture (FAST) and the tokenizer unit tests."""
 
 from __future__ import annotations
 
