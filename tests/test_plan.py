@@ -17,11 +17,19 @@ import pytest
 import yaml
 
 from blurbflow import cli
-from blurbflow.cluster import JOB_OVERHEAD_MINUTES, estimated_minutes
+from blurbflow.cluster import estimated_minutes, size_row
 from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.identity import seed_records
 from blurbflow.plan.calibrate import TABLE_DEVICE, Calibration, Sample, fit_line, work
 from blurbflow.plan.estimate import plan_config, queue_entries
+from blurbflow.plan.lengths import task_tokens
+from blurbflow.plan.params import (
+    FLOPS,
+    LOAD_SECONDS_PER_PARAM,
+    SEED_SECONDS,
+    SIZE_PARAMS,
+    config_params,
+)
 from blurbflow.plan.text import format_plan
 
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
@@ -173,16 +181,76 @@ def test_totals_per_study_and_model_add_up(tmp_path):
     assert (studies["both"]["total_jobs"], studies["base-gad"]["total_jobs"]) == (16, 2)
 
 
-def test_nothing_run_takes_the_table(tmp_path):
+def test_nothing_run_takes_the_prior(tmp_path):
+    """Before any cell: the size class's parameter count (no config.json in the folders) at the
+    published rate, on the task's measured tokens (blurbflow.plan.lengths)."""
     plan = plan_config(config(), str(tmp_path))
     assert plan["remaining"]["cells"] == 48 and plan["calibration"]["cells"] == 0
     assert set(plan["remaining"]["hours_by_device"]) == {TABLE_DEVICE}
     jobs = cell_jobs(expand_cells(config()))
-    for path, entry in plan["running"].items():  # blurbflow.cluster's estimate, start-up apart
+    instances = {"gad": 4261, "biosses": 64}
+    for path, entry in plan["running"].items():
         job = jobs[path]
-        size = CONFIG["models"][job.model]["size"]
-        minutes = estimated_minutes(job.options, size, seeds=3) - JOB_OVERHEAD_MINUTES
-        assert entry["hours"] == pytest.approx(minutes / 60), path
+        params = SIZE_PARAMS[CONFIG["models"][job.model]["size"]]
+        per_instance, evaluated = task_tokens(job.task, job.options.max_length)
+        epochs = job.options.epochs
+        trained = epochs * per_instance * instances[job.task]
+        flops = params * (6 * trained + 2 * epochs * evaluated)
+        seconds = SEED_SECONDS + LOAD_SECONDS_PER_PARAM * params + flops / FLOPS
+        assert entry["seed_seconds"] == pytest.approx(seconds, rel=1e-4), path
+        assert entry["hours"] == pytest.approx(3 * seconds / 3600, rel=1e-4), path
+    assert plan["models"]["m-large"]["params_source"] == "size large"
+
+
+def test_a_config_json_or_params_sizes_a_model_by_its_parameter_count(tmp_path):
+    """A 7B model (a folder with a Llama-7B config.json, or `params:`) is priced by its count:
+    its seconds per unit of work are 6.6e9 / 110e6 times BASE's."""
+    llama = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "vocab_size": 32000,
+        "max_position_embeddings": 4096,
+    }
+    folder = tmp_path / "resources/models/llama-7b"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(llama))
+    conf = config()
+    conf["models"] = {
+        "llama-7b": {"path": "resources/models/llama-7b"},
+        "given": {"hub_id": "org/given", "params": 7_241_732_096},
+        "m-base": {"path": "resources/models/m-base", "size": "base"},
+    }
+    conf["studies"] = {"s": {**CONFIG["studies"]["both"], "models": list(conf["models"])}}
+    plan = plan_config(conf, str(tmp_path))
+    models = plan["models"]
+    assert models["llama-7b"]["params"] == config_params(llama) == 6_607_077_376
+    assert (models["llama-7b"]["size"], models["llama-7b"]["params_source"]) == (
+        "6.6B",
+        "config.json",
+    )
+    assert (models["given"]["size"], models["given"]["params_source"]) == ("7.2B", "params")
+    running = plan["running"]
+    for path, entry in running.items():  # the token term scales with the count
+        if entry["model"] == "llama-7b":
+            base = running[path.replace("/llama-7b/", "/m-base/")]
+            ratio = (entry["seed_seconds"] - SEED_SECONDS - 6_607_077_376 * 2e-9) / (
+                base["seed_seconds"] - SEED_SECONDS - 110e6 * 2e-9
+            )
+            assert ratio == pytest.approx(6_607_077_376 / 110e6, rel=1e-3), path
+    assert models["given"]["hours"] > models["llama-7b"]["hours"]
+    assert "6.6B*" in format_plan(plan) and "sized by its parameter count" in format_plan(plan)
+    # LoRA: 4 FLOPs a parameter per trained token, not 6; the time limit scales with the count
+    conf["recipes"]["short"]["lora"] = {"r": 16}
+    conf["recipes"]["long"]["lora"] = {"r": 16}
+    lora = plan_config(conf, str(tmp_path))["models"]["llama-7b"]["hours"]
+    assert 4 / 6 < lora / models["llama-7b"]["hours"] < 1
+    job = next(j for j in cell_jobs(expand_cells(conf)).values() if j.model == "llama-7b")
+    assert estimated_minutes(job.options, "6.6B") > estimated_minutes(job.options, "base")
+    assert size_row("6.6B") == (8, 52_800, pytest.approx(0.2 * 6.6e9 / 110e6))
 
 
 def test_queue_entries_pack_short_jobs_n_at_a_time(tmp_path):
@@ -215,10 +283,10 @@ def test_a_size_that_never_ran_is_scaled_from_one_that_did():
         for i, w in enumerate((1.0, 2.0, 5.0, 9.0))
     ]
     calibration = Calibration(samples)
-    rate = calibration.rate("large")  # the table: large 0.6, base 0.2 min per unit of work
+    rate = calibration.rate("large")  # the priors' ratio: 335M against 110M parameters
     assert rate.source == "scaled from base" and rate.device == GPU
-    assert rate.b == pytest.approx(3 * calibration.rate("base").b)
-    assert Calibration([]).rate("large").source == "table"
+    assert rate.b == pytest.approx(335 / 110 * calibration.rate("base").b)
+    assert Calibration([]).rate("large").source == "prior"
 
 
 def test_the_cli_prints_the_plan(tmp_path, capsys):
@@ -239,7 +307,7 @@ def test_snakemake_plan_on_a_fresh_demo(tmp_path):
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-3000:]
     assert "\ndemo " in out and "Total still to run: 20 cells in 10 jobs" in out, out[-3000:]
-    assert "GPU-hours (table figures)" in out and "Queue: " in out
+    assert "GPU-hours (prior)" in out and "Queue: " in out
     assert not (workdir / "results").exists() and not (workdir / "resources").exists()
 
 

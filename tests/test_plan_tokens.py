@@ -17,6 +17,7 @@ from test_plan import GPU, config, finish
 from blurbflow.config import cell_jobs, expand_cells, input_key
 from blurbflow.plan.calibrate import EVAL_SHARE, TOKENS_PER_UNIT, sample_of, token_work, work
 from blurbflow.plan.estimate import job_work, plan_config
+from blurbflow.plan.lengths import task_tokens
 from blurbflow.plan.remaining import Scan, scan
 from blurbflow.tasks import register_tasks
 
@@ -65,7 +66,13 @@ def test_job_work_prefers_recorded_tokens_then_the_cache_then_padding(tmp_path):
     epochs, length = job.options.epochs, job.options.max_length
     padded = work(epochs, 4261, length)
     nothing = Scan({}, [], {("gad", None, "train"): 4261})
-    assert job_work(job, nothing, str(tmp_path)) == pytest.approx(padded)  # the table's unit
+    per_instance, evaluated = task_tokens("gad", length)  # measured (blurbflow.plan.lengths)
+    measured = token_work(epochs, round(per_instance * 4261), epochs, evaluated)
+    assert job_work(job, nothing, str(tmp_path)) == pytest.approx(measured)
+    finished = {"status": "ok", "wall_seconds": 9.0, "train_instances": 9, "options": {
+        "max_length": 128, "epochs": 1}}  # fmt: skip
+    once = Scan({}, [sample_of(finished, "j", "m", "gad", "base")], nothing.instances)
+    assert job_work(job, once, str(tmp_path)) == pytest.approx(padded)  # a cell finished: fill
     write_meta(tmp_path, job, (4261, 120_000), 15_000, 14_000)
     from_cache = token_work(epochs, 120_000, epochs, 29_000)
     assert job_work(job, nothing, str(tmp_path)) == pytest.approx(from_cache)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 from blurbflow.errors import ConfigError
@@ -33,10 +34,26 @@ SHORT_SUBSAMPLE = 1000
 SHORT_GROUP = "short-cells"
 
 
+def params_label(params: float) -> str:
+    """A parameter count as a model size (`109M`, `6.6B`; blurbflow.plan.params.size_key)."""
+    return f"{params / 1e9:.1f}B" if params >= 1e9 else f"{params / 1e6:.0f}M"
+
+
+def label_params(size: str) -> float | None:
+    """The parameter count a `params_label` size stands for; None for a size class."""
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)([MB])", size)
+    return float(found[1]) * (1e6 if found[2] == "M" else 1e9) if found else None
+
+
 def size_row(size: str, overrides: dict | None = None) -> tuple[int, int, float]:
     """(cpus, mem_mb, minutes per 1,000 instances per epoch) of a model size; a config's
-    `resources` mapping overrides the table."""
+    `resources` mapping overrides the table. A size given as a parameter count (`6.6B`) takes
+    BASE's row with its minutes scaled by the count (BASE: 110M) and 8 bytes of host memory a
+    parameter (loading in fp32, then moved), at least BASE's."""
     table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
+    if size not in table and (params := label_params(size)):
+        cpus, mem_mb, per_thousand = table["base"]
+        return cpus, max(mem_mb, math.ceil(params * 8 / 1e6)), per_thousand * params / 110e6
     if size not in table:
         raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
     return table[size]

@@ -24,6 +24,7 @@ from blurbflow.cluster import (
     slurm_resources,
     submission_group,
 )
+from blurbflow.plan.params import size_key
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.validate import NAME_PATTERN
@@ -218,8 +219,19 @@ def job_options(wildcards):
     found = _OPTIONS.get(job.path)
     if found is None:
         options = dict(sorted(job.options.to_dict().items()))
-        found = _OPTIONS[job.path] = (job, options, config["models"][job.model].get("size", "base"))
+        found = _OPTIONS[job.path] = (job, options, model_size(job.model))
     return found
+
+
+_SIZES = {}
+
+
+def model_size(model):
+    """The model's size for its resources: its parameter count (`params`, config.json) or its
+    `size` class (blurbflow.plan.params.size_key), read once."""
+    if model not in _SIZES:
+        _SIZES[model] = size_key(model, config["models"][model])[0]
+    return _SIZES[model]
 
 
 def cell_resource(name):

@@ -8,9 +8,10 @@ work` is fitted by least squares with a, b ≥ 0 (a: the per-seed overhead of lo
 writing; b: seconds per unit of work), where f is a factor per task that has at least MIN_CELLS
 finished cells on that device (what the tokens do not say: a head's or a decoder's cost),
 fitted together with the lines; a model and task with MIN_CELLS cells of its own has its own
-factor. A size with no finished cell takes the best-calibrated size's line scaled by the
-table's ratio of the two sizes, and with none at all the table (blurbflow.cluster.SIZES,
-SEED_OVERHEAD_MINUTES): rough GPU figures."""
+factor. A size (a model's parameter count, blurbflow.plan.params, or its `size` class) with no
+finished cell takes the best-calibrated size's line scaled by the ratio of their priors, and with
+none at all its prior: its parameter count at the published rate of blurbflow.plan.params (a
+size class the config's `resources` lists: that table's rate, blurbflow.cluster)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from blurbflow.cluster import SEED_OVERHEAD_MINUTES, size_row
+from blurbflow.plan import params as sizing
 
-TABLE_DEVICE = "GPU (table)"
+TABLE_DEVICE = "GPU (prior)"
 MIN_CELLS = 3  # finished cells a task (or a model's task) needs for a factor of its own
 ITERATIONS = 50  # rounds of the sizes' lines and the tasks' factors fitted in turn
 FACTOR_RANGE = (0.05, 20.0)
@@ -30,16 +32,24 @@ TOKENS_PER_UNIT = 256_000
 EVAL_SHARE = 1 / 3  # an evaluated token's cost against a trained one (forward, no backward)
 
 
-def work(epochs: float, instances: float, max_length: int) -> float:
+def work(epochs: float, instances: float, max_length: int, train_scale: float = 1.0) -> float:
     """Units of work of one seed with every instance padded to max_length (blurbflow.cluster's
     minutes are this × the table's rate): the fallback where its tokens are unknown."""
-    return epochs * instances / 1000 * max_length / 256
+    return train_scale * epochs * instances / 1000 * max_length / 256
 
 
-def token_work(epochs: float, train_tokens: float, evaluations: float, eval_tokens: float) -> float:
+def token_work(
+    epochs: float,
+    train_tokens: float,
+    evaluations: float,
+    eval_tokens: float,
+    train_scale: float = 1.0,
+) -> float:
     """Units of work of one seed from its tokens: `train_tokens` per epoch, `eval_tokens` per
-    evaluation (dev and test)."""
-    return (epochs * train_tokens + EVAL_SHARE * evaluations * eval_tokens) / TOKENS_PER_UNIT
+    evaluation (dev and test). `train_scale`: a trained token's cost against full fine-tuning's
+    (LoRA, gradient checkpointing: blurbflow.plan.params.token_flops / 6)."""
+    trained = train_scale * epochs * train_tokens
+    return (trained + EVAL_SHARE * evaluations * eval_tokens) / TOKENS_PER_UNIT
 
 
 @dataclass(frozen=True)
@@ -88,11 +98,13 @@ def sample_of(
         return None
     device = str(result.get("device") or "unknown")
     tokens = recorded_tokens(result) or tokens
+    scale = sizing.token_flops(result["options"]) / 6.0
     if tokens is None:
-        return Sample(job, model, task, size, device, work(epochs, instances, max_length), seconds)
+        units = work(epochs, instances, max_length, scale)
+        return Sample(job, model, task, size, device, units, seconds)
     train, evaluated = tokens
     evaluations = len(result.get("epochs") or []) or epochs
-    units = token_work(epochs, train, evaluations, evaluated)
+    units = token_work(epochs, train, evaluations, evaluated, scale)
     return Sample(job, model, task, size, device, units, seconds, train / instances / max_length)
 
 
@@ -132,8 +144,8 @@ class Rate:
     a: float  # seconds per seed
     b: float  # seconds per unit of work
     device: str
-    cells: int  # finished cells behind it; 0: the table
-    source: str = "fit"  # fit, `scaled from {size}` (another size's fit × the table's ratio), table
+    cells: int  # finished cells behind it; 0: the prior
+    source: str = "fit"  # fit, `scaled from {size}` (another size's fit × the priors' ratio), prior
 
 
 class Calibration:
@@ -144,9 +156,14 @@ class Calibration:
     scaled to a geometric mean of 1, so a task without its own is a typical one."""
 
     def __init__(
-        self, samples: list[Sample], overrides: dict | None = None, min_cells: int = MIN_CELLS
+        self,
+        samples: list[Sample],
+        overrides: dict | None = None,
+        min_cells: int = MIN_CELLS,
+        params: dict[str, int] | None = None,
     ):
         self.overrides, self.samples = overrides, len(samples)
+        self.params = params or {}  # size → parameter count (blurbflow.plan.params)
         groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
         for sample in samples:
             groups[sample.size, sample.device].append(sample)
@@ -177,8 +194,13 @@ class Calibration:
         self.device = {size: count.most_common(1)[0][0] for size, count in devices.items()}
 
     def prior(self, size: str) -> tuple[float, float]:
-        """The table's (seconds per seed, seconds per unit of work) for a model size."""
-        return SEED_OVERHEAD_MINUTES * 60.0, size_row(size, self.overrides)[2] * 60.0
+        """(seconds per seed, seconds per unit of work) of a model size before any cell: its
+        parameter count at the published rate (blurbflow.plan.params), or for a size class the
+        config's `resources` lists, that table's figures."""
+        if size in (self.overrides or {}):
+            return SEED_OVERHEAD_MINUTES * 60.0, size_row(size, self.overrides)[2] * 60.0
+        count = self.params.get(size) or sizing.SIZE_PARAMS.get(size, sizing.REFERENCE_PARAMS)
+        return sizing.prior(count, TOKENS_PER_UNIT)
 
     def _fit(self, key: tuple[str, str], group: list[Sample], tasks: dict) -> Rate:
         xs = [s.work * tasks.get((s.device, s.task), 1.0) for s in group]
@@ -213,7 +235,7 @@ class Calibration:
             )
             ratio = self.prior(size)[1] / self.prior(other)[1]
             return Rate(fit.a, fit.b * ratio, device, fit.cells, f"scaled from {other}")
-        return Rate(*self.prior(size), TABLE_DEVICE, 0, "table")
+        return Rate(*self.prior(size), TABLE_DEVICE, 0, "prior")
 
     def seed_seconds(
         self, model: str, task: str, size: str, units: float

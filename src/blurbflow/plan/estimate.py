@@ -16,8 +16,10 @@ import yaml
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.plan import params as sizing
 from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, token_work, work
+from blurbflow.plan.lengths import estimated_tokens, task_tokens
 from blurbflow.plan.remaining import Scan, cached_tokens, scaled, scan, tokens_key
 from blurbflow.plan.stages import affected_jobs, outdated_folders
 
@@ -69,10 +71,13 @@ def prepared_instances(task: str, data_root: str) -> int:
 def job_work(job: CellJob, found: Scan, root: str) -> float:
     """One seed's work (an upper bound when the recipe stops early), from its tokens: as the
     model's finished cells of the task recorded them, else as its tokenized cache counts them
-    (blurbflow.train.encode's meta.json), else its instances padded to max_length × the share
-    of max_length the finished cells filled (all of it with none: the table's unit)."""
+    (blurbflow.train.encode's meta.json), else — before any cell has finished — as the prepared
+    data's words or the task's measured length estimate them (blurbflow.plan.lengths), else its
+    instances padded to max_length × the share of max_length the finished cells filled. A
+    trained token costs less under LoRA, more with gradient checkpointing (params.token_flops)."""
     options = job.options
-    instances = _instances(job, found, os.path.join(root, "resources", "data"))
+    data_root = os.path.join(root, "resources", "data")
+    instances = _instances(job, found, data_root)
     epochs = options.epochs or 0
     per_epoch = math.ceil(instances / options.batch_size) if options.batch_size else 1
     every = options.eval_every_steps
@@ -80,10 +85,16 @@ def job_work(job: CellJob, found: Scan, root: str) -> float:
     tokens = found.tokens.get(tokens_key(job.model, options.to_dict()))
     if tokens is None:
         rates = cached_tokens(job, root)
+        if rates is None and not found.samples:  # the prior: no finished cell's fill yet
+            rates = estimated_tokens(job.task, data_root, options.max_length) or task_tokens(
+                job.task, options.max_length
+            )
         tokens = scaled(rates, instances) if rates else None
+    how = {"lora": options.lora, "gradient_checkpointing": options.gradient_checkpointing}
+    scale = sizing.token_flops(how) / 6.0
     if tokens is not None:
-        return token_work(epochs, tokens[0], evaluations, tokens[1])
-    return work(epochs, instances, options.max_length) * found.fill(job.task)
+        return token_work(epochs, tokens[0], evaluations, tokens[1], scale)
+    return work(epochs, instances, options.max_length, scale) * found.fill(job.task)
 
 
 def _instances(job: CellJob, found: Scan, data_root: str) -> int:
@@ -99,9 +110,11 @@ def _instances(job: CellJob, found: Scan, data_root: str) -> int:
 def plan_config(config: dict, root: str = ".", profile: str | None = None) -> dict:
     """The plan of a config (its user tasks registered) whose results are under `root`."""
     jobs = cell_jobs(expand_cells(config))
-    sizes = {name: spec.get("size", "base") for name, spec in config["models"].items()}
+    sized = {name: sizing.size_key(name, spec, root) for name, spec in config["models"].items()}
+    sizes = {name: key for name, (key, _, _) in sized.items()}
     found = scan(jobs, sizes, root)
-    calibration = Calibration(found.samples, config.get("resources"))
+    counts = {key: params for key, params, _ in sized.values()}
+    calibration = Calibration(found.samples, config.get("resources"), params=counts)
     folders = outdated_folders(jobs, config, root)
     affected = affected_jobs(jobs, config, folders)
     running, bumps = {}, {}
@@ -134,7 +147,7 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "jobs": len(jobs),
         "remaining": _summary(running.values(), set(running)) | {"queue": queue},
         "studies": _studies(config, running),
-        "models": _models(running, jobs, sizes, calibration),
+        "models": _models(running, jobs, sized, calibration),
         "calibration": _calibration(calibration),
         "running": running,
         "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
@@ -188,13 +201,16 @@ def _studies(config: dict, running: dict) -> dict:
     return studies
 
 
-def _models(running: dict, jobs: dict, sizes: dict, calibration: Calibration) -> dict:
+def _models(running: dict, jobs: dict, sized: dict, calibration: Calibration) -> dict:
     models = {}
     for model in sorted({job.model for job in jobs.values()}):
         mine = {p: e for p, e in running.items() if e["model"] == model}
-        rate = calibration.rate(sizes[model])
+        size, params, source = sized[model]
+        rate = calibration.rate(size)
         models[model] = _summary(mine.values(), set(mine)) | {
-            "size": sizes[model],
+            "size": size,
+            "params": params,
+            "params_source": source,
             "device": rate.device,
             "rate_cells": rate.cells,
             "rate_source": rate.source,

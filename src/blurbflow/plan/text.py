@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES
 from blurbflow.plan.calibrate import MIN_CELLS, TABLE_DEVICE
+from blurbflow.plan.params import FLOPS_SOURCE
 
 
 def hours_label(device: str) -> str:
     if device == TABLE_DEVICE:
-        return "GPU-hours (table figures)"
+        return "GPU-hours (prior)"
     if device == "cpu":
         return "CPU-hours (calibrated on cpu)"
     return f"GPU-hours on {device} (calibrated)"
@@ -28,8 +29,12 @@ def _hours(by_device: dict[str, float]) -> str:
 def _rates(calibration: dict) -> list[str]:
     if not calibration["cells"]:
         return [
-            "Rates: no finished cell yet, every figure is the table's (blurbflow.cluster.SIZES,"
-            " rough GPU figures; the config's `resources` overrides it)."
+            "Rates: no finished cell yet, every figure is the prior: each model's parameter count"
+            " N (its `params`, config.json, else its size class) × 6 FLOPs a trained token (4"
+            " under LoRA, +2 with gradient checkpointing), 2 an evaluated one, at"
+            f" {FLOPS_SOURCE}; tokens from the tokenized caches, the prepared data or the task's"
+            " measured length (blurbflow.plan.lengths); a size class in the config's `resources`"
+            " takes that table's rate."
         ]
     lines = [f"Rates calibrated from {calibration['cells']:,} finished cells (ok result.json):"]
     for fit in calibration["fits"]:
@@ -89,14 +94,16 @@ def format_plan(plan: dict) -> str:
             rate = TABLE_DEVICE
         if m["rate_source"].startswith("scaled"):
             scaled = True
+        size = m["size"] if m["params_source"].startswith("size") else f"{m['size']}*"
         lines.append(
-            f"{name:<22} {m['size']:<6} {m['cells']:>7,} {m['jobs']:>6,} {hours(m['hours']):>10}"
-            f"  {rate}"
+            f"{name:<22} {size:<6} {m['cells']:>7,} {m['jobs']:>6,} {hours(m['hours']):>10}  {rate}"
         )
+    if any(not m["params_source"].startswith("size") for m in plan["models"].values()):
+        lines.append("* sized by its parameter count (the model entry's `params` or config.json)")
     if scaled:
         lines.append(
-            "A size without finished cells takes the best-calibrated size's fit × the table's"
-            " ratio of the two sizes' rates."
+            "A size without finished cells takes the best-calibrated size's fit × the ratio of"
+            " the two sizes' priors."
         )
     checking = (
         f" ({left['checking_jobs']:,} of them train no seed: they re-run to re-check the seeds"
