@@ -208,3 +208,31 @@ def test_gradient_checkpointing_gives_the_same_first_step(project):
         losses.append((out.loss.item(), grads))
     assert losses[0][0] == pytest.approx(losses[1][0])
     assert all(torch.allclose(a, b) for a, b in zip(losses[0][1], losses[1][1], strict=True))
+
+
+def test_frozen_dtype_bf16_holds_the_frozen_weights_in_bf16_and_trains_in_fp32(project):
+    """On a GPU (here a stand-in device: the CPU computes fp32): every frozen weight is bf16,
+    the adapters and head stay fp32, and a mixed-precision step (autocast, as `precision: bf16`
+    runs it; the CPU's autocast here) gives fp32 gradients to exactly the trained ones."""
+    from types import SimpleNamespace
+
+    from blurbflow.models.load import load_for_task
+    from blurbflow.models.lora import apply_large_options
+
+    options = lora_options(project, "llama", "gad", frozen_dtype="bf16")
+    model = load_for_task(str(project / "llama"), get_task("gad"), 0.0)
+    model = apply_large_options(model, options, False, SimpleNamespace(type="cuda"))
+    dtypes = {p.requires_grad: set() for p in model.parameters()}
+    for param in model.parameters():
+        dtypes[param.requires_grad].add(param.dtype)
+    assert dtypes == {False: {torch.bfloat16}, True: {torch.float32}}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(input_ids=torch.randint(5, 100, (2, 9)), labels=torch.tensor([0, 1]))
+    out.loss.backward()
+    for param in model.parameters():
+        assert (param.grad is not None) == param.requires_grad
+        assert param.grad is None or param.grad.dtype == torch.float32
+    cpu = apply_large_options(
+        load_for_task(str(project / "llama"), get_task("gad"), 0.0), options, False, None
+    )
+    assert {p.dtype for p in cpu.parameters()} == {torch.float32}  # the CPU: fp32 throughout
