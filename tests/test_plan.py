@@ -365,3 +365,13 @@ def test_a_model_whose_size_never_ran_is_planned_from_another_size(tmp_path):
     text = format_plan(plan)
     assert "m-large" in text and "scaled from base (24 cells)" in text
     assert f"GPU-hours on {GPU} (calibrated)" in text
+
+
+def test_a_tiny_counted_model_has_a_size_row():
+    """A test model of 41k parameters is `0.041M`, never `0M` (which no row would match)."""
+    from blurbflow.cluster import params_label
+
+    assert params_label(40_960) == "0.041M" and params_label(3) == "0.001M"
+    cpus, mem_mb, minutes = size_row(params_label(40_960))
+    assert (cpus, mem_mb) == (1, 4000)  # what `tiny` asks: the 2-CPU CI cluster can run it
+    assert minutes == pytest.approx(0.2 * 41_000 / 110e6)

@@ -23,6 +23,8 @@ SIZES = {
     "base": (8, 32000, 0.2),
     "large": (8, 64000, 0.6),
 }
+# A counted model below these parameter counts asks the CPUs and memory of that class.
+COUNTED_CLASSES = (("tiny", 20e6), ("small", 60e6))
 MAX_RUNTIME = 2880  # minutes; config `slurm.max_runtime` sets the partition's real limit
 # A user task without `size` before its data is prepared (then stats.json tells).
 UNKNOWN_INSTANCES = 10_000
@@ -36,7 +38,11 @@ SHORT_GROUP = "short-cells"
 
 def params_label(params: float) -> str:
     """A parameter count as a model size (`109M`, `6.6B`; blurbflow.plan.params.size_key)."""
-    return f"{params / 1e9:.1f}B" if params >= 1e9 else f"{params / 1e6:.0f}M"
+    if params >= 1e9:
+        return f"{params / 1e9:.1f}B"
+    if params >= 1e6:
+        return f"{params / 1e6:.0f}M"
+    return f"{max(params, 1e3) / 1e6:.3f}M"  # a tiny test model: 0.041M, never 0M
 
 
 def label_params(size: str) -> float | None:
@@ -48,12 +54,15 @@ def label_params(size: str) -> float | None:
 def size_row(size: str, overrides: dict | None = None) -> tuple[int, int, float]:
     """(cpus, mem_mb, minutes per 1,000 instances per epoch) of a model size; a config's
     `resources` mapping overrides the table. A size given as a parameter count (`6.6B`) takes
-    BASE's row with its minutes scaled by the count (BASE: 110M) and 8 bytes of host memory a
-    parameter (loading in fp32, then moved), at least BASE's."""
+    BASE's minutes scaled by the count (BASE: 110M), the CPUs and memory of its class by count
+    (COUNTED_CLASSES: a test model of 41k parameters asks what `tiny` asks) and 8 bytes of host
+    memory a parameter (loading in fp32, then moved), at least its class's."""
     table = {**SIZES, **{k: tuple(v) for k, v in (overrides or {}).items()}}
-    if size not in table and (params := label_params(size)):
-        cpus, mem_mb, per_thousand = table["base"]
-        return cpus, max(mem_mb, math.ceil(params * 8 / 1e6)), per_thousand * params / 110e6
+    if size not in table and (params := label_params(size)) is not None:
+        row = next((name for name, below in COUNTED_CLASSES if params < below), "base")
+        cpus, mem_mb, _ = table[row]
+        per_thousand = table["base"][2] * params / 110e6
+        return cpus, max(mem_mb, math.ceil(params * 8 / 1e6)), per_thousand
     if size not in table:
         raise KeyError(f"resources: no entry for model size {size!r}; known: {sorted(table)}")
     return table[size]
