@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_slurm import cluster_answers
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "benchmarks"
@@ -26,6 +27,7 @@ SMOKE = [
     ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
     ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){8}\| worst overlap ratio"),
     ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
+    ("slurm_scale.py", [], r"arrays\s+2\s+1\s+[\s\S]+tools called from inside jobs"),
     ("startup.py", [], r"first optimizer step, after imports\s+cached\s+\d+\.\d+"),
     ("startup.py", ["--entry"], r"script: \(after\)\s+\d+\.\d+ s"),
     ("throughput.py", [], r"HF Trainer \(group_by_length\)\s+\d+\.\d s/epoch"),
@@ -40,6 +42,10 @@ SMOKE = [
     ids=[script + "".join(a for a in extra if a == "--entry") for script, extra, _ in SMOKE],
 )
 def test_benchmark_smoke(script, extra, expected, tmp_path):
+    if script == "slurm_scale.py" and not cluster_answers():  # as tests/test_slurm.py
+        if os.environ.get("BLURBFLOW_REQUIRE_SLURM") == "1":
+            pytest.fail("BLURBFLOW_REQUIRE_SLURM=1 but no SLURM cluster answers")
+        pytest.skip("no SLURM cluster answers (.ci/slurm/up.sh brings one up)")
     args = [arg.format(tmp=tmp_path) for arg in extra]
     run = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--smoke", *args],
