@@ -8,11 +8,15 @@ import random
 import pytest
 import torch
 from transformers import (
+    AlbertConfig,
+    AlbertForTokenClassification,
     BertConfig,
     BertForSequenceClassification,
     BertForTokenClassification,
     DebertaV2Config,
     DebertaV2ForTokenClassification,
+    ElectraConfig,
+    ElectraForTokenClassification,
     RobertaConfig,
     RobertaForTokenClassification,
 )
@@ -42,7 +46,31 @@ def tiny_roberta():
     return RobertaForTokenClassification(config)
 
 
-PACKED = {"bert": (tiny_bert, 0), "roberta": (tiny_roberta, 1)}  # model, pad id
+def tiny_electra():
+    torch.manual_seed(0)
+    config = ElectraConfig(
+        vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=64, num_labels=3,
+    )  # fmt: skip
+    return ElectraForTokenClassification(config)
+
+
+def tiny_albert():
+    torch.manual_seed(0)
+    config = AlbertConfig(
+        vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=64, num_labels=3,
+    )  # fmt: skip
+    return AlbertForTokenClassification(config)
+
+
+# every packed architecture (packing.PACKED_MODEL_TYPES): its tiny model and pad id
+PACKED = {
+    "albert": (tiny_albert, 0),
+    "bert": (tiny_bert, 0),
+    "electra": (tiny_electra, 0),
+    "roberta": (tiny_roberta, 1),
+}
 
 
 def ner_data(n=24, seed=0):
@@ -110,6 +138,12 @@ def test_a_packed_step_has_the_micro_batched_steps_gradient():
     assert reference.keys() == packed.keys()
     for name in reference:
         torch.testing.assert_close(packed[name], reference[name], rtol=1e-4, atol=1e-6)
+
+
+def test_every_packed_architecture_is_tested():
+    from blurbflow.train.packing import PACKED_MODEL_TYPES
+
+    assert set(PACKED) == set(PACKED_MODEL_TYPES)
 
 
 def test_only_token_level_bert_style_cells_on_the_cpu_pack():
