@@ -55,6 +55,10 @@ def test_an_existing_folder_is_a_local_model_and_the_config_validates(tmp_path, 
     monkeypatch.chdir(tmp_path)  # a folder that looks like a hub id is the local model
     config = with_model("org/name")
     assert config["models"][CANDIDATE] == {"path": "org/name"}
+    with pytest.raises(ConfigError, match="holds no model"):  # empty: a typo that exists
+        check_config(config, SCHEMA)
+    for name in ("config.json", "vocab.txt", "model.safetensors"):
+        (tmp_path / "org" / "name" / name).write_text("{}")
     check_config(config, SCHEMA)
 
 
