@@ -1,11 +1,13 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
 import inspect
 import os
+import sys
 import time
 from pathlib import Path
 
 from blurbflow import paths, stage_versions
 from blurbflow.config import (
+    Cell,
     ConfigError,
     cell_jobs,
     check_max_length,
@@ -14,6 +16,7 @@ from blurbflow.config import (
     expand_cells,
     input_key,
 )
+from blurbflow.handoff import handoff_path, read_handoff, target_jobs, write_handoff
 from blurbflow.init_from import source_job
 from blurbflow.models.archive import archive_marker
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
@@ -44,13 +47,35 @@ try:
     # the config's own tasks, for this process; each rule's script registers them in its job
     # process from snakemake.config (workflow/scripts/)
     register_tasks(config)
-    CELLS = expand_cells(config)
+    # A SLURM job's own Snakemake that runs only fine-tuning jobs takes them from the hand-off
+    # file its main process wrote (blurbflow.handoff): the same options and seeds, without
+    # expanding every study; any other process (or a job without the file) expands the config.
+    HANDOFF = handoff_path(config)
+    _HANDED = None
+    if not workflow.is_main_process:
+        _HANDED = read_handoff(HANDOFF, target_jobs(sys.argv))
+    if _HANDED is None:
+        CELLS = expand_cells(config)
+    else:
+        CELLS = {
+            f"{key}/seed{seed}": Cell(job.model, job.task, job.recipe, job.hparams, seed, job.options.with_seed(seed))
+            for key, job in _HANDED.items()
+            for seed in job.seeds
+        }
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
 # One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
 # jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
 JOBS = cell_jobs(CELLS)
+
+
+# The main process of a cluster run writes the hand-off file before its first job (not in a dry
+# run, nor for local jobs, which start no Snakemake of their own).
+onstart:
+    if workflow.is_main_process and not workflow.local_exec:
+        write_handoff(HANDOFF, JOBS)
+
 try:  # a max_length beyond a model's positions stops here, not in the first forward pass
     check_max_length(config, JOBS.values())
 except ConfigError as err:
