@@ -6,9 +6,12 @@ Data, model and tokenized inputs come from the shared demo run; every fine-tunin
 aggregation steps run as SLURM jobs. The demo's study with 3 of its tasks (12 cells: a job of its
 own per recipe for ncbidisease, the 4 short jobs of biosses and pubmedqa in one submission) and
 1 epoch per cell: what is tested is the cluster's part (the demo's training is tested once, by
-the `demo` fixture). The first run plants a failing cell (ncbidisease, standard, seed 1); the
-second, fault-free run re-runs only its job and then aggregates. Config `slurm` asks for every
-knob (docs/slurm.md), and the jobs of the second run show what sbatch was asked.
+the `demo` fixture). Fine-tuning jobs go as SLURM job arrays (`--slurm-array-jobs finetune`:
+the two ncbidisease jobs in one array; the group of short jobs alone, as groups cannot be arrays).
+The first run plants a failing cell (ncbidisease, standard, seed 1); the second, fault-free run
+re-runs only its job and then aggregates. Config `slurm` asks for every knob (docs/slurm.md), and
+the jobs of the second run show what sbatch was asked. The same config run by the local executor
+gives byte-identical tables.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow_helpers import copy_workflow, snakemake
+from workflow_helpers import _command, _env, copy_workflow, snakemake
 
 FAILING = "tiny-biobert/ncbidisease/standard/lr0.001-bs16/seed1"
 TASKS = ["ncbidisease", "biosses", "pubmedqa"]
@@ -60,8 +63,9 @@ pytestmark = [
 
 
 def sacct() -> dict[str, dict]:
-    """Every job SLURM accounted today: id -> State, Comment, AllocTRES, JobName, SubmitLine."""
-    fields = ["JobID", "JobName", "Comment", "State", "AllocTRES", "SubmitLine"]
+    """Every job SLURM accounted today: its own id (JobIDRaw: an array task's SLURM_JOB_ID) ->
+    JobID (`<array>_<task>` for an array task), State, Comment, AllocTRES, JobName, SubmitLine."""
+    fields = ["JobIDRaw", "JobID", "JobName", "Comment", "State", "AllocTRES", "SubmitLine"]
     run = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-S", "now-1days", f"--format={','.join(fields)}"],
         capture_output=True,
@@ -69,7 +73,7 @@ def sacct() -> dict[str, dict]:
         check=True,
     )
     rows = [dict(zip(fields, line.split("|"), strict=True)) for line in run.stdout.splitlines()]
-    return {row["JobID"]: row for row in rows}
+    return {row["JobIDRaw"]: row for row in rows}
 
 
 def scontrol() -> dict[str, dict]:
@@ -96,7 +100,11 @@ def slurm_runs(demo, tmp_path_factory):
     shutil.copytree(demo / "resources", workdir / "resources")
     config = yaml.safe_load((workdir / "config/demo.yaml").read_text())
     config["recipes"]["standard"]["epochs"] = {"default": 1}  # layer-specific extends it
-    config["studies"]["demo"]["tasks"] = TASKS
+    study = config["studies"]["demo"]
+    study["tasks"] = TASKS
+    if study.get("published"):  # its stand-in values of the tasks left out would be refused
+        values = study["published"]["values"]
+        study["published"]["values"] = {k: v for k, v in values.items() if k in [*TASKS, "blurb"]}
     config["slurm"] = SLURM  # in the file: --config would hand its numbers over as strings
     (workdir / "config/slurm-demo.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     args = (
@@ -107,15 +115,33 @@ def slurm_runs(demo, tmp_path_factory):
         # finished) suits real queues; these jobs take seconds
         "--slurm-init-seconds-before-status-checks",
         "2",
+        "--slurm-array-jobs",
+        "finetune",
         "--configfile",
         "config/slurm-demo.yaml",
     )
+    # the same config through the local executor, in a workdir of its own, beside the SLURM
+    # runs (they wait on status checks most of the time)
+    local = copy_workflow(tmp_path_factory.mktemp("slurm-local"))
+    shutil.copytree(demo / "resources", local / "resources")
+    shutil.copy2(workdir / "config/slurm-demo.yaml", local / "config/slurm-demo.yaml")
+    local_log = local / "snakemake.log"
+    with local_log.open("w") as log:  # a file, not a pipe nobody reads while SLURM runs
+        local_run = subprocess.Popen(
+            _command("tables", "--cores", "2", "--configfile", "config/slurm-demo.yaml"),
+            cwd=local,
+            env=_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     first = snakemake(workdir, *args, env={"BLURBFLOW_FAULT": f"raise@{FAILING}"})
     after_first = results(workdir)
     report_after_first = (workdir / "results/report.html").read_text()
     second = snakemake(workdir, *args)
     shown = scontrol()  # at once: the second run's jobs are minutes old
+    assert local_run.wait(timeout=1200) == 0, local_log.read_text()[-3000:]
     return {
+        "local": local,
         "workdir": workdir,
         "first": first,
         "after_first": after_first,
@@ -146,18 +172,47 @@ def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
     assert cells[FAILING]["error"].startswith("InjectedFault: injected fault in " + FAILING)
     others = {cell: r["status"] for cell, r in cells.items() if cell != FAILING}
     assert set(others.values()) == {"ok"}, others  # seed 2 of the failing job included
-    # the profile's retries ran the failing job three times; its finished seed was kept
+    # the profile's retries ran the failing job three times; its finished seed was kept. The
+    # first attempt was a task of the array (whose comment names the array's first job), the
+    # retries single submissions.
     jobs = slurm_runs["sacct"]
     run_name = jobs[cells[FAILING]["slurm_job_id"]]["JobName"]  # one name per snakemake run
-    attempts = [
+    seed2 = FAILING.replace("seed1", "seed2")
+    first = cells[seed2]["slurm_job_id"]
+    retries = [
         j
         for j in jobs.values()
-        if j["JobName"] == run_name and j["Comment"].endswith("ncbidisease_standard_lr0.001-bs16")
+        if j["JobName"] == run_name
+        and j["Comment"].endswith("ncbidisease_standard_lr0.001-bs16")
+        and j["JobIDRaw"] != first
     ]
-    assert [j["State"] for j in attempts[:3]] == ["FAILED"] * 3
-    seed2 = FAILING.replace("seed1", "seed2")
-    assert cells[seed2]["slurm_job_id"] == attempts[0]["JobID"]
+    assert [j["State"] for j in [jobs[first], *retries[:2]]] == ["FAILED"] * 3
+    assert "_" not in retries[0]["JobID"] and "_" not in retries[1]["JobID"]
     assert "InjectedFault" in slurm_runs["report_after_first"]
+
+
+def test_the_long_jobs_went_as_one_array(slurm_runs):
+    cells, jobs = slurm_runs["after_first"], slurm_runs["sacct"]
+    # the first run's ncbidisease cells but the failing one (its last, retried attempt)
+    ids = {
+        jobs[r["slurm_job_id"]]["JobID"]
+        for c, r in cells.items()
+        if "/ncbidisease/" in c and c != FAILING
+    }
+    assert len(ids) == 2 and all("_" in i for i in ids), ids  # `<array>_<task>`, one per job
+    assert len({i.split("_")[0] for i in ids}) == 1, ids  # one array, one sbatch
+
+
+def test_the_tables_are_byte_identical_to_the_local_executors(slurm_runs):
+    ours, local = slurm_runs["workdir"] / "results/tables", slurm_runs["local"] / "results/tables"
+    names = sorted(path.name for path in local.iterdir())
+    assert names and names == sorted(path.name for path in ours.iterdir())
+    for name in names:
+        assert (ours / name).read_bytes() == (local / name).read_bytes(), name
+    # the SLURM jobs took their fine-tuning jobs from the main process's hand-off file
+    # (blurbflow.handoff); a local run writes none
+    assert len(list((slurm_runs["workdir"] / ".snakemake/blurbflow").glob("jobs-*.json"))) == 1
+    assert not (slurm_runs["local"] / ".snakemake/blurbflow").exists()
 
 
 def test_short_jobs_share_submissions(slurm_runs):
