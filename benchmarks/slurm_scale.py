@@ -141,7 +141,6 @@ def run_mode(
     seconds: float,
     root: Path,
     timeout: int,
-    status_every: int | None,
     submit_only: bool = False,
 ) -> dict:
     workdir = root / mode
@@ -154,8 +153,6 @@ def run_mode(
         args += ["--cores", "2"]
     else:
         args += ["--profile", str(REPO / "slurm"), "--slurm-init-seconds-before-status-checks", "2"]
-        if status_every:
-            args += ["--seconds-between-status-checks", str(status_every)]
     if mode.startswith("arrays"):
         args += ["--slurm-array-jobs", "tiny"]
     if mode == "arrays":  # every ready job selected at once (plugin issue 473: see below)
@@ -232,19 +229,15 @@ def main() -> None:
         action="store_true",
         help="stop each SLURM mode once SLURM holds every job: submission figures only",
     )
-    parser.add_argument("--status-every", type=int, help="seconds between status checks")
     parser.add_argument("--smoke", action="store_true", help="2 jobs as one array")
     args = parser.parse_args()
-    if args.smoke:  # status checks every second: the default waits 10 s and more between them
+    if args.smoke:
         args.jobs, args.seconds, args.modes, args.timeout = 2, 0.1, "arrays", 120
-        args.status_every = 1
     root = Path(tempfile.mkdtemp(prefix="slurm-scale-"))
     results = []
     for mode in args.modes.split(","):
         timeout = args.stuck_timeout if mode == "arrays-profile" else args.timeout
-        result = run_mode(
-            mode, args.jobs, args.seconds, root, timeout, args.status_every, args.submit_only
-        )
+        result = run_mode(mode, args.jobs, args.seconds, root, timeout, args.submit_only)
         results.append(result)
         print(f"{mode}: rc {result['rc']}, {result['jobs']}/{args.jobs} jobs", file=sys.stderr)
         if result["rc"] not in (0, "submitted"):
