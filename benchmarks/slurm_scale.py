@@ -8,8 +8,8 @@ profile (slurm/profile.yaml) with one sbatch per job (`single`), and with `--slu
 holds back a batch of an array rule's jobs smaller than both the rule's other ready jobs and
 `slurm-array-limit`, and never submits it (its issue 473): with the profile's 10 jobs a second
 `arrays-profile` submits only the last batches and then waits for jobs that never run, until
-`--timeout`. `sbatch`, `sacct`, `squeue`, `scontrol` and
-`sinfo` are counted by wrapper scripts first on PATH, which log each call and run the real tool;
+`--stuck-timeout`. `sbatch`, `sacct`, `squeue`, `scontrol` and `sinfo` are counted by wrapper
+scripts first on PATH, which log each call and run the real tool;
 a call from inside a job (SLURM_JOB_ID set: the job-side Snakemake) is counted apart from the
 main process's. Figures per mode: jobs, sbatch calls, submissions per second (jobs handed to
 sbatch / seconds from first to last sbatch), status queries (sacct/squeue) of the main process,
@@ -23,6 +23,7 @@ of the project's own Snakefile on config.yaml is measured apart (docs/slurm.md).
 Needs a cluster that answers (.ci/slurm/up.sh: account `blurbflow`, partition `debug`).
 
     .venv/bin/python benchmarks/slurm_scale.py [--jobs 300] [--seconds 1]
+    .venv/bin/python benchmarks/slurm_scale.py --jobs 300 --submit-only   # submission side only
     .venv/bin/python benchmarks/slurm_scale.py --smoke   # 2 jobs as one array, nothing else
 
 A mode that does not finish within `--timeout` seconds is reported as such (its jobs cancelled).
