@@ -94,3 +94,25 @@ def fake_outputs(workdir: Path, summary: str, mtime: float = 1e9) -> list[str]:
             path.mkdir(parents=True, exist_ok=True)
         os.utime(path, (mtime, mtime))
     return files
+
+
+def cut_published(study: dict) -> dict:
+    """A narrowed study's `published:` values cut to its own rows and columns (config/demo.yaml's
+    stand-in values name every demo task and recipe; an entry the study does not show is a
+    config error)."""
+    values = (study.get("published") or {}).get("values")
+    if values:
+        shown = {*study.get("models", ()), *study.get("tasks", ()), *study.get("recipes", ())}
+        shown.add("blurb")
+
+        def keep(key: str) -> bool:
+            return all(part in shown for part in key.split(" / "))
+
+        study["published"]["values"] = {
+            row: {col: v for col, v in cols.items() if keep(col)}
+            if isinstance(cols, dict)
+            else cols
+            for row, cols in values.items()
+            if keep(row)
+        }
+    return study

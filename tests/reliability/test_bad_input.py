@@ -33,7 +33,7 @@ from blurbflow.data.generate import generate_source
 from blurbflow.tasks.sources import SOURCES
 
 from data_helpers import replace_line
-from workflow_helpers import REPO, copy_workflow, snakemake
+from workflow_helpers import REPO, copy_workflow, cut_published, snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -59,6 +59,7 @@ def _write_config(workdir: Path, name: str, tasks: list[str], data: dict) -> str
     config = _demo_config()
     config["data"] = data
     config["studies"]["demo"]["tasks"] = tasks
+    cut_published(config["studies"]["demo"])  # the demo's stand-in values of the other tasks
     (workdir / "config" / name).write_text(yaml.safe_dump(config))
     return f"config/{name}"
 
