@@ -108,11 +108,16 @@ def cut_published(study: dict) -> dict:
         def keep(key: str) -> bool:
             return all(part in shown for part in key.split(" / "))
 
-        study["published"]["values"] = {
+        rows = {
             row: {col: v for col, v in cols.items() if keep(col)}
             if isinstance(cols, dict)
             else cols
             for row, cols in values.items()
             if keep(row)
         }
+        rows = {row: cols for row, cols in rows.items() if cols != {}}
+        if rows:
+            study["published"]["values"] = rows
+        else:
+            del study["published"]  # nothing of it is shown
     return study

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
+from workflow_helpers import REPO, copy_workflow, cut_published, planned_jobs, snakemake
 
 DEMO = yaml.safe_load((REPO / "config/demo.yaml").read_text())
 NAME_RULE = "names become folders and command arguments, so use letters, digits"
@@ -161,6 +161,8 @@ def _snapshot(root: Path) -> dict[str, tuple]:
 def _plant(workdir: Path, name: str, edit) -> str:
     config = copy.deepcopy(DEMO)
     edit(config)
+    for study in config["studies"].values():  # stand-in values of what the edit renamed
+        cut_published(study)
     config["models"] = {
         model: {k: v for k, v in spec.items() if v is not None}
         for model, spec in config["models"].items()

@@ -15,13 +15,15 @@ from blurbflow.models.limits import check_input_length, position_limit
 from blurbflow.options import ModelOptions
 from blurbflow.steps import tokenize
 
-from workflow_helpers import REPO, copy_workflow, snakemake
+from workflow_helpers import REPO, copy_workflow, cut_published, snakemake
 
 
 def model_folder(root, model_type="bert", positions=512, pad=0):
     root.mkdir(parents=True, exist_ok=True)
     config = {"model_type": model_type, "max_position_embeddings": positions}
     (root / "config.json").write_text(json.dumps({**config, "pad_token_id": pad}))
+    for name in ("vocab.txt", "model.safetensors"):  # a model folder's files, by name
+        (root / name).write_text("")
     return root
 
 
@@ -73,6 +75,7 @@ def test_snakemake_stops_before_any_job(tmp_path):
     demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())
     demo["models"] = {"mine": {"path": str(model_folder(tmp_path / "mine")), "size": "tiny"}}
     demo["studies"]["demo"]["models"] = ["mine"]
+    cut_published(demo["studies"]["demo"])  # the stand-in values name tiny-biobert
     demo["tasks"] = {"gad": {"max_length": 1024}}
     (work / "limits.yaml").write_text(yaml.safe_dump(demo))
     run = snakemake(work, "--configfile", "limits.yaml", "-n", "all")
