@@ -428,23 +428,12 @@ def test_a_valid_user_block_passes_and_its_values_count():
             "'pubmedbrt', which the config does not know (did you mean 'pubmedbert'?); "
             "the table's models are bert, pubmedbert",
         ),
-        # a model the config defines but the study does not list
-        (
-            {"biobert": {"bc5chem": 93.33}},
-            "studies.gu2021.published.values.biobert.bc5chem: the row names model 'biobert', "
-            "which the study does not list",
-        ),
-        # a task column the study does not have
+        # a task column the config does not know
         (
             {"pubmedbert": {"bc5chem": 93.33, "bc5chme": 85.6}},
             "studies.gu2021.published.values.pubmedbert.bc5chme: the column names task "
             "'bc5chme', which the config does not know (did you mean 'bc5chem'?); "
             "the table's tasks are bc5chem, gad, blurb",
-        ),
-        (
-            {"pubmedbert": {"ncbidisease": 87.82}},
-            "studies.gu2021.published.values.pubmedbert.ncbidisease: the column names task "
-            "'ncbidisease', which the study does not list",
         ),
     ],
 )
@@ -454,3 +443,20 @@ def test_a_user_block_entry_the_study_does_not_have_is_an_error_naming_the_key(v
     with pytest.raises(ConfigError) as raised:
         check_user_study(values)
     assert str(raised.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "values, name",
+    [
+        ({"biobert": {"bc5chem": 93.33}}, "model 'biobert'"),
+        ({"pubmedbert": {"ncbidisease": 87.82}}, "task 'ncbidisease'"),
+    ],
+)
+def test_an_entry_of_a_narrowed_study_is_left_out_saying_so(values, name, capsys):
+    """A name the config knows but the study does not list: a study narrowed by a later config
+    file (config/blurb-smoke.yaml narrows config/blurb.yaml's), its stand-in values kept."""
+    from blurbflow.results.published_values import study_published
+
+    check_user_study(values)
+    assert f"names {name}, which this study does not list (narrowed)" in capsys.readouterr().err
+    assert study_published("gu2021", user_config(values)["studies"]["gu2021"])["values"] == {}

@@ -25,6 +25,7 @@ workflow."""
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Mapping
 
 from blurbflow import published as papers
@@ -128,9 +129,10 @@ def check_published(study: dict, config: dict) -> None:
     """A study's `published:` block. ConfigError (a ValueError), naming the key path under
     `published`, for a value that is not a number or `not printed`, a key that is not in the
     study's layout (a column key has a value per column dimension), and an entry whose row or
-    column names a model, task or recipe the study's table does not have (a typo, a renamed
-    recipe, a name the config defines but the study does not list): the message names the
-    unknown name and the ones the table has, rather than leaving the value out silently."""
+    column names a model, task or recipe the config does not know (a typo, a renamed recipe):
+    the message names it and the ones the table has. A name the config knows but the study does
+    not list (a study narrowed by a later config file, as config/blurb-smoke.yaml does) leaves
+    the entry out with a line on stderr saying so."""
     if not study.get("published"):
         return
     rows, columns = study_layout(shown_study(study))
@@ -142,20 +144,27 @@ def check_published(study: dict, config: dict) -> None:
             raise ConfigError(
                 f"{where}: a column key is the values of {' / '.join(columns)} joined by ' / '"
             )
+        narrowed = False
         for dim, name in zip([rows, *columns], [row, *parts], strict=True):
             known = names[dim]
             if name in known:
                 continue
             part = "row" if dim == rows else "column"
-            why = (
-                "which the study does not list"
-                if _config_knows(dim, name, config)
-                else "which the config does not know"
-            )
+            if _config_knows(dim, name, config):  # a study narrowed by a later config file
+                print(
+                    f"{where}: the {part} names {dim} {name!r}, which this study does not list"
+                    " (narrowed): its value is not shown",
+                    file=sys.stderr,
+                )
+                narrowed = True
+                break
             raise ConfigError(
-                f"{where}: the {part} names {dim} {name!r}, {why}{did_you_mean(name, known)}; "
-                f"the table's {dim}s are {', '.join(known)}: correct the key or remove the entry"
+                f"{where}: the {part} names {dim} {name!r}, which the config does not know"
+                f"{did_you_mean(name, known)}; the table's {dim}s are {', '.join(known)}: "
+                "correct the key or remove the entry"
             )
+        if narrowed:
+            continue
         if (row, column) not in shown:  # every part known: not reached with today's layouts
             raise ConfigError(f"{where}: the study's table has no entry {row} / {column}")
         _leaf(leaf, shown[(row, column)], where)
