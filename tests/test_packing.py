@@ -27,41 +27,33 @@ from blurbflow.train.packing import first_position, pack, packed_batch, packs
 CPU = torch.device("cpu")
 
 
-def tiny_bert(cls=BertForTokenClassification):
+SIZES = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+             intermediate_size=64, num_labels=3)  # fmt: skip
+
+
+def tiny(config_class, model_class, **extra):
+    """A tiny random model of `model_class` (seeded: the same weights every call)."""
     torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, num_labels=3, type_vocab_size=2,
-    )  # fmt: skip
-    return cls(config)
+    return model_class(config_class(**SIZES, **extra))
+
+
+def tiny_bert(cls=BertForTokenClassification):
+    return tiny(BertConfig, cls, type_vocab_size=2)
 
 
 def tiny_roberta():
     """RoBERTa-style: position ids counted from its pad id (1) + 1."""
-    torch.manual_seed(0)
-    config = RobertaConfig(
-        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, num_labels=3, pad_token_id=1, max_position_embeddings=64,
-    )  # fmt: skip
-    return RobertaForTokenClassification(config)
+    return tiny(
+        RobertaConfig, RobertaForTokenClassification, pad_token_id=1, max_position_embeddings=64
+    )
 
 
 def tiny_electra():
-    torch.manual_seed(0)
-    config = ElectraConfig(
-        vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
-        num_attention_heads=2, intermediate_size=64, num_labels=3,
-    )  # fmt: skip
-    return ElectraForTokenClassification(config)
+    return tiny(ElectraConfig, ElectraForTokenClassification, embedding_size=16)
 
 
 def tiny_albert():
-    torch.manual_seed(0)
-    config = AlbertConfig(
-        vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
-        num_attention_heads=2, intermediate_size=64, num_labels=3,
-    )  # fmt: skip
-    return AlbertForTokenClassification(config)
+    return tiny(AlbertConfig, AlbertForTokenClassification, embedding_size=16)
 
 
 # every packed architecture (packing.PACKED_MODEL_TYPES): its tiny model and pad id
