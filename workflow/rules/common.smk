@@ -355,10 +355,10 @@ STALE_JOBS = _stale_jobs()
 # the jobs after it re-run on the rebuilt copy (keeping every seed whose identity comes back
 # unchanged). Nothing is deleted here; main process only.
 def _derived_folders():
-    """{prepared data folder: task}, {tokenized folder: (model, task)}, [built model folders]."""
+    """{prepared data folder: task}, {tokenized folder: task}, [built model folders]."""
     built = [spec for spec in config["models"].values() if spec.get("build")]
     tasks = set(STUDY_TASKS).union(*(spec.get("corpus_tasks", ()) for spec in built))
-    tokenized = {tokenized_dir(job): (job.model, job.task) for job in JOBS.values()}
+    tokenized = {tokenized_dir(job): job.task for job in JOBS.values()}
     return (
         {paths.data(task): task for task in sorted(tasks)},
         dict(sorted(tokenized.items())),
@@ -389,18 +389,11 @@ DAMAGED_FOLDERS = _damaged_folders()
 def _outdated_stages():
     import sys
 
+    from blurbflow.plan.stages import outdated_folders
+
     if not workflow.is_main_process:
         return {}
-    data, tokenized, _ = _derived_folders()
-    found = stage_versions.outdated(
-        [
-            *((f, "stats.json", stage_versions.prepare_versions(TASKS[t])) for f, t in data.items()),
-            *(
-                (f, "meta.json", stage_versions.tokenize_versions(TASKS[t], model_settings_dict(m)))
-                for f, (m, t) in tokenized.items()
-            ),
-        ]
-    )
+    found = outdated_folders(JOBS, config)  # the same check `snakemake plan` prices
     for folder, changes in sorted(found.items()):
         changed = ", ".join(changes)
         print(f"stage version changed, re-run: {folder} ({changed})", file=sys.stderr)
