@@ -25,13 +25,13 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.config import expand_cells
-from blurbflow.provenance import collect_provenance
 from blurbflow.record.schema import cell_key
 from blurbflow.report.render import render_report
 from blurbflow.results.aggregate import write_cells
 from blurbflow.results.formats import write_table
 from blurbflow.results.tables import study_table
 from blurbflow.tasks import TASKS
+from blurbflow.util.provenance import collect_provenance
 
 from common import load_cells
 

@@ -88,7 +88,7 @@ def run_rule(log, step, **kwargs):
         write(out)
         pathlib.Path(out).write_text(json.dumps({"snapshot": ".", "files": []}))
     elif command == "finetune":  # each seed's files, recorded in the manifest as a real job does
-        from blurbflow.identity import SEED_FILES, seed_records
+        from blurbflow.config.identity import SEED_FILES, seed_records
 
         for seed in kwargs["seeds"]:
             for name in SEED_FILES:

@@ -1,7 +1,7 @@
 """What verifying results costs at paper scale (config.yaml: 12,850 cells in 1,816 jobs).
 
-1. The workflow's stat check when it is read (blurbflow.identity.stale_manifests): a synthetic
-   tree of 1,816 job manifests recording 12,850 seeds' result.json + predictions.parquet;
+1. The workflow's stat check when it is read (blurbflow.config.identity.stale_manifests): a
+   synthetic tree of 1,816 job manifests recording 12,850 seeds' result.json + predictions.parquet;
    budget: well under 1 s.
 2. Aggregation's verification per cell (blurbflow.record.verify.verify_result: sha256 of the
    predictions, re-scoring the test split), timed on predictions of the real test sets (the
@@ -29,12 +29,12 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from blurbflow import digests  # noqa: E402
 from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
-from blurbflow.identity import seed_records, stale_manifests  # noqa: E402
+from blurbflow.config.identity import seed_records, stale_manifests  # noqa: E402
 from blurbflow.record.verify import rescore_test  # noqa: E402
 from blurbflow.tasks import get_task  # noqa: E402
 from blurbflow.train.predict import gold_labels  # noqa: E402
+from blurbflow.util import digests  # noqa: E402
 
 from common import MIRRORED_TASKS, REPO, prepared, smoke_data  # noqa: E402
 

@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from blurbflow.config import expand_cells
-from blurbflow.errors import ConfigError
+from blurbflow.config.study_plan import study_seeds
+from blurbflow.config.validate import check_config
 from blurbflow.results.rounds import final_seeds, planned_seeds
-from blurbflow.study_plan import study_seeds
-from blurbflow.validate import check_config
+from blurbflow.util.errors import ConfigError
 
 from tiny_project import MODEL, TASK, tiny_config, tiny_project, write_config
 from workflow_helpers import REPO, snakemake

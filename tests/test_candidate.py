@@ -9,9 +9,9 @@ import copy
 import pytest
 import yaml
 
-from blurbflow.errors import ConfigError
+from blurbflow.config.validate import check_config
 from blurbflow.models.candidate import CANDIDATE, apply_model_option, model_entry
-from blurbflow.validate import check_config
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO
 

@@ -16,11 +16,11 @@ from results_helpers import load_cells
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from blurbflow.options import CellOptions, defaults
-from blurbflow.provenance import code_versions
 from blurbflow.record.schema import CELL_KEYS, COLUMNS, Result
 from blurbflow.train import batching, cell, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.kept import MODEL_DIR, model_card
+from blurbflow.util.provenance import code_versions
 
 from model_helpers import make_options, small_gad_project
 

@@ -17,11 +17,11 @@ from test_report import write_result
 from test_results import frame_of
 
 from blurbflow import steps
-from blurbflow.errors import ConfigError
+from blurbflow.config.validate import check_config
 from blurbflow.report import render_report
 from blurbflow.results.comparisons import COLUMNS, study_comparisons
 from blurbflow.results.power import compare
-from blurbflow.validate import check_config
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO
 

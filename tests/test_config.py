@@ -8,11 +8,9 @@ import pytest
 import yaml
 
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.errors import ConfigError
-from blurbflow.grid import hparams_name
-from blurbflow.options import options_json
-from blurbflow.recipes import resolve_recipe
-from blurbflow.validate import (
+from blurbflow.config.grid import hparams_name
+from blurbflow.config.recipes import resolve_recipe
+from blurbflow.config.validate import (
     MAX_CELLS,
     MAX_GRID,
     MAX_SEEDS,
@@ -20,6 +18,8 @@ from blurbflow.validate import (
     check_config,
     check_names,
 )
+from blurbflow.options import options_json
+from blurbflow.util.errors import ConfigError
 
 DEMO = yaml.safe_load(open("config/demo.yaml"))
 
@@ -79,7 +79,7 @@ def test_circular_extends_is_reported():
 
 
 # --------------------------------------------------------------------------------------------
-# Validation that catches typos and unsafe names (blurbflow.validate)
+# Validation that catches typos and unsafe names (blurbflow.config.validate)
 # --------------------------------------------------------------------------------------------
 
 SCHEMA = yaml.safe_load(open("workflow/schemas/config.schema.yaml"))

@@ -15,14 +15,14 @@ import yaml
 from test_data_download import MIRROR, mirror_url  # noqa: F401 (the loopback mirror fixture)
 
 from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.config.grid import search_jobs
 from blurbflow.data.fetch import fetch_source
 from blurbflow.data.generate import generate_source
 from blurbflow.data.parsers import parse_task
-from blurbflow.errors import ConfigError
-from blurbflow.grid import search_jobs
 from blurbflow.results.tables import study_table
 from blurbflow.tasks import get_task
 from blurbflow.tasks.crossval import fold_tasks
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import tiny_bert
 from workflow_helpers import copy_workflow, planned_jobs, snakemake

@@ -14,12 +14,12 @@ from blurbflow.data.errors import DataFormatError
 from blurbflow.data.generate import generate_source
 from blurbflow.data.parsers.squad import read_squad
 from blurbflow.data.prepare import prepare_task
-from blurbflow.errors import ConfigError
 from blurbflow.models.build import corpus_texts, train_tokenizer
 from blurbflow.options import InputOptions
 from blurbflow.tasks import get_task, register_tasks
 from blurbflow.tasks.types import SPAN_COLUMNS
 from blurbflow.train.encode import encode_task, load_encoded
+from blurbflow.util.errors import ConfigError
 
 
 @pytest.fixture

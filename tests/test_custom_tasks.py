@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from blurbflow.config.validate import check_local_models, check_names
 from blurbflow.data.errors import DataFormatError
 from blurbflow.data.parsers import parse_task
 from blurbflow.data.prepare import prepare_task
-from blurbflow.errors import ConfigError
 from blurbflow.tasks import TASKS, get_task, register_tasks
 from blurbflow.tasks.registry import prepare_inputs
-from blurbflow.validate import check_local_models, check_names
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import tiny_config
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake

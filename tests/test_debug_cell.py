@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blurbflow.identity import stale_manifests
+from blurbflow.config.identity import stale_manifests
 from blurbflow.train.debug_cell import CellNotRunnable, parse_folder
 
 from tiny_project import ARGS, JOB, MODEL, TASK, seed_dir, tiny_project
@@ -152,7 +152,7 @@ def test_the_report_shows_how_to_debug_a_failed_cell():
 
 
 def test_an_init_from_cell_finds_its_source_weights_from_its_scratch_folder(tmp_path, monkeypatch):
-    from blurbflow.init_from import WEIGHTS, source_weights
+    from blurbflow.config.init_from import WEIGHTS, source_weights
     from blurbflow.train.debug_cell import DebugCell, prepare_out
 
     from model_helpers import make_options

@@ -4,7 +4,7 @@ that exist.
 The word lists come from the code, not from a list kept here:
 - statuses: the record schema's, aggregation's `rejected`, the power labels, adaptive outcomes;
 - file and folder names: every `results/…` and `resources/…` path the workflow and the library
-  spell out (and `blurbflow.paths`' templates), and the file-name literals of the modules that
+  spell out (and `blurbflow.util.paths`' templates), and the file-name literals of the modules that
   write what a user sees (raw datasets' own names left out);
 - the fields of result.json and columns of cells.parquet (`record/schema.py`), of the
   comparisons and reproduction CSVs (their modules' `COLUMNS`);
@@ -113,7 +113,7 @@ NAME_CONSTANTS = (
     ("blurbflow.record.earlier", "EARLIER"),
     ("blurbflow.train.kept", "MODEL_DIR"),
     ("blurbflow.models.archive", "FOLDER"),
-    ("blurbflow.grid", "SELECTED"),
+    ("blurbflow.config.grid", "SELECTED"),
     ("blurbflow.cluster", "SHORT_GROUP"),
     ("blurbflow.models.candidate", "CANDIDATE"),
 )
@@ -132,8 +132,8 @@ def path_templates() -> set[str]:
         text = path.read_text()
         for pattern in PATH_LITERAL:
             found.update(pattern.findall(text))
-    if importlib.util.find_spec("blurbflow.paths"):  # one module for every path template
-        paths = importlib.import_module("blurbflow.paths")
+    if importlib.util.find_spec("blurbflow.util.paths"):  # one module for every path template
+        paths = importlib.import_module("blurbflow.util.paths")
         for value in vars(paths).values():
             if isinstance(value, str) and value.startswith(("results/", "resources/")):
                 found.add(value)
@@ -226,8 +226,8 @@ def provenance_rows() -> set[str]:
     """The report's provenance rows, with a package's name as `{}`."""
     import pandas as pd
 
-    from blurbflow.provenance import REPORT_PACKAGES, collect_provenance
     from blurbflow.report.render import _observed
+    from blurbflow.util.provenance import REPORT_PACKAGES, collect_provenance
 
     columns = ["started", "finished", "device", "git_commit", "versions"]
     versions = '{"torch": "2.0"}'
@@ -318,7 +318,7 @@ def test_the_check_catches_an_undefined_word():
 
 # The mechanisms a hyperparameter can be chosen by, each a config key the table must name.
 MECHANISMS = {
-    "select": "options.py",
+    "select": "options/__init__.py",
     "best_grid_points": "results/aggregate.py",
     "hparams_from": "results/handover.py",
     "reference_models": "results/choices.py",

@@ -16,7 +16,6 @@ import pytest
 from blurbflow.config import cell_options
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
-from blurbflow.errors import ConfigError
 from blurbflow.metrics import compute_metric
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
@@ -27,6 +26,7 @@ from blurbflow.train import batching, checkpoint
 from blurbflow.train.cell import train_cell
 from blurbflow.train.encode import encode_task
 from blurbflow.train.fit import stopped_early
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options
 

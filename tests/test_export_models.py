@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blurbflow.errors import ConfigError
 from blurbflow.export.check import check_export, publish_settings, repo_id
 from blurbflow.export.choose import best_seed, study_entries
 from blurbflow.export.folder import ExportError, export_study, verified_seed
 from blurbflow.export.publish import PublishError, publish_study
 from blurbflow.record.schema import COLUMNS
 from blurbflow.results.aggregate import normalise_types
+from blurbflow.util.errors import ConfigError
 
 MODEL, TASK, POINT = "tiny-biobert", "biosses", "lr0.001-bs16"
 

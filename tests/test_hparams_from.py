@@ -16,12 +16,12 @@ from test_recipes import FRAMES, SIZES, build_tiny, encode
 from test_selection import frame
 
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.errors import ConfigError
-from blurbflow.grid import SELECTED_KEYS, search_jobs, with_selection
+from blurbflow.config.grid import SELECTED_KEYS, search_jobs, with_selection
 from blurbflow.results.aggregate import aggregate
 from blurbflow.results.handover import choose_setting, select_for_final
 from blurbflow.results.tables import study_table
 from blurbflow.train.job import run_cell_job
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO, copy_workflow, fake_outputs, snakemake
 

@@ -17,15 +17,15 @@ from test_hparams_from import planned
 from test_recipes import FRAMES, SIZES, build_tiny, encode, ner_frame
 
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.digests import file_sha256
-from blurbflow.errors import ConfigError
-from blurbflow.init_from import WEIGHTS, source_weights
+from blurbflow.config.init_from import WEIGHTS, source_weights
 from blurbflow.options import UNSET, InitFrom
 from blurbflow.results.aggregate import aggregate
 from blurbflow.tasks import get_task
 from blurbflow.train.cell import build_model_and_optimizer
 from blurbflow.train.job import run_cell_job
 from blurbflow.train.weights import load_matching
+from blurbflow.util.digests import file_sha256
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO, copy_workflow, fake_outputs, snakemake
 

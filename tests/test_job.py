@@ -14,12 +14,12 @@ from results_helpers import load_cells
 
 from blurbflow.cluster import cell_resources, is_short
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.errors import ConfigError
+from blurbflow.config.schema import check_values
 from blurbflow.options import UNSET, CellOptions
 from blurbflow.record.schema import CELL_KEYS, Result
-from blurbflow.schema import check_values
 from blurbflow.train import faults
 from blurbflow.train.job import failure_result, finished_result, seed_log, write_traceback
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options
 from workflow_helpers import REPO
@@ -45,7 +45,7 @@ def test_jobs_batch_the_seeds_of_each_hparams_folder():
 
 def _result(tmp_path, status="ok", **options):
     """A finished cell's folder (result.json + predictions.parquet) of a biosses cell."""
-    from blurbflow.identity import file_sha256
+    from blurbflow.config.identity import file_sha256
     from blurbflow.metrics import pearson
 
     cell = dict(CELL)

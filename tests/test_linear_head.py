@@ -20,10 +20,10 @@ from transformers import (
     RobertaConfig,
 )
 
-from blurbflow.errors import ConfigError
 from blurbflow.models.load import load_for_task
 from blurbflow.options import check_options
 from blurbflow.tasks import get_task
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options
 

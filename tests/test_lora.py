@@ -24,7 +24,6 @@ from transformers import (
 from blurbflow.config import cell_options
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
-from blurbflow.errors import ConfigError
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
 from blurbflow.models.lora import ADAPTER_WEIGHTS, encoder_linear_names
@@ -35,6 +34,7 @@ from blurbflow.train.encode import encode_task, load_meta
 from blurbflow.train.inputs import Splits
 from blurbflow.train.kept import MODEL_DIR
 from blurbflow.train.predict import BatchFormat, label_dtype, predict
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options
 

@@ -10,7 +10,6 @@ import pickle
 
 import pytest
 
-from blurbflow.errors import ConfigError
 from blurbflow.options import (
     UNSET,
     CellOptions,
@@ -20,6 +19,7 @@ from blurbflow.options import (
     defaults,
     options_json,
 )
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options
 

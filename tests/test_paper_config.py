@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from blurbflow.config import cell_jobs, cell_options, expand_cells
-from blurbflow.grid import grid_points, search_jobs
+from blurbflow.config.grid import grid_points, search_jobs
+from blurbflow.config.recipes import resolve_recipe
+from blurbflow.config.study_plan import study_seeds
 from blurbflow.options import options_json
-from blurbflow.recipes import resolve_recipe
 from blurbflow.results.choices import shown_study
 from blurbflow.results.tables import study_layout, study_table
-from blurbflow.study_plan import study_seeds
 
 from workflow_helpers import REPO, copy_workflow, snakemake
 

@@ -19,7 +19,7 @@ import yaml
 from blurbflow import cli
 from blurbflow.cluster import estimated_minutes, size_row
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.identity import seed_records
+from blurbflow.config.identity import seed_records
 from blurbflow.plan.calibrate import TABLE_DEVICE, Calibration, Sample, fit_line, work
 from blurbflow.plan.estimate import plan_config, queue_entries
 from blurbflow.plan.lengths import task_tokens

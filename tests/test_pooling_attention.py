@@ -8,13 +8,13 @@ import pytest
 import torch
 import transformers as T
 
-from blurbflow.errors import ConfigError
+from blurbflow.config.validate import check_local_models
 from blurbflow.models import attention
 from blurbflow.models.load import load_for_task
 from blurbflow.models.pooling import pooling_used
 from blurbflow.models.prefetch import local_model_problem
 from blurbflow.tasks import get_task
-from blurbflow.validate import check_local_models
+from blurbflow.util.errors import ConfigError
 
 SIZES = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
              intermediate_size=64, max_position_embeddings=64, pad_token_id=0)  # fmt: skip

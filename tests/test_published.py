@@ -438,7 +438,7 @@ def test_a_valid_user_block_passes_and_its_values_count():
     ],
 )
 def test_a_user_block_entry_the_study_does_not_have_is_an_error_naming_the_key(values, message):
-    from blurbflow.errors import ConfigError
+    from blurbflow.util.errors import ConfigError
 
     with pytest.raises(ConfigError) as raised:
         check_user_study(values)

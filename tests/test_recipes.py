@@ -15,13 +15,13 @@ import torch
 import yaml
 
 from blurbflow.config import cell_options, expand_cells, input_key
-from blurbflow.grid import grid_points
+from blurbflow.config.grid import grid_points
+from blurbflow.config.recipes import resolve_recipe
 from blurbflow.metrics import compute_metric
 from blurbflow.models import surgery
 from blurbflow.models.heads import TaskModel
 from blurbflow.models.load import ENTITY_MARKERS, load_for_task, load_tokenizer
 from blurbflow.options import CellOptions, InputOptions, defaults
-from blurbflow.recipes import resolve_recipe
 from blurbflow.tasks import get_task
 from blurbflow.train import tagging
 from blurbflow.train.cell import build_model_and_optimizer, train_cell

@@ -12,7 +12,7 @@ from test_hparams_from import dry_run, planned
 from test_selection import frame
 
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.grid import GRID_KEYS, search_jobs, with_selection
+from blurbflow.config.grid import GRID_KEYS, search_jobs, with_selection
 from blurbflow.results.handover import choose_on_reference
 from blurbflow.results.study_cells import study_cells
 

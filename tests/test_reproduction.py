@@ -16,7 +16,6 @@ import yaml
 from test_results import frame_of
 
 from blurbflow import steps
-from blurbflow.errors import ConfigError
 from blurbflow.results.published_values import check_published, study_published
 from blurbflow.results.reproduction import (
     COLUMNS,
@@ -26,6 +25,7 @@ from blurbflow.results.reproduction import (
     reproduction_summary,
 )
 from blurbflow.results.tables import study_table
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO
 
@@ -253,7 +253,7 @@ def test_the_config_block_is_checked_and_an_entry_the_table_does_not_have_is_an_
 
 
 def test_the_demo_config_gives_stand_in_values_the_schema_accepts():
-    from blurbflow.validate import check_config
+    from blurbflow.config.validate import check_config
 
     demo = yaml.safe_load((REPO / "config/demo.yaml").read_text())
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())

@@ -136,7 +136,7 @@ def test_the_frame_columns_and_types_come_from_the_result_schema(tmp_path):
 
 
 def test_provenance_of_the_report_spans_the_cells_and_names_the_packages():
-    from blurbflow.provenance import REPORT_PACKAGES, collect_provenance, package_version
+    from blurbflow.util.provenance import REPORT_PACKAGES, collect_provenance, package_version
 
     cells = pd.DataFrame(
         {

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from blurbflow.config import expand_cells
-from blurbflow.errors import ConfigError
-from blurbflow.grid import hparams_name
+from blurbflow.config.grid import hparams_name
 from blurbflow.results.aggregate import COLUMNS, normalise_types
 from blurbflow.results.formats import format_table, to_markdown
 from blurbflow.results.stats import baseline_tests, failure_rates
 from blurbflow.results.study_cells import study_cells
 from blurbflow.results.tables import study_table
+from blurbflow.util.errors import ConfigError
 
 
 def frame(rows: list[tuple]) -> pd.DataFrame:

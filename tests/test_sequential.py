@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_ind
 
-from blurbflow.errors import ConfigError
 from blurbflow.results.sequential import Outcome, SeedPlan, decide, fixed_decision, replay
 from blurbflow.results.spending import boundaries, spent
+from blurbflow.util.errors import ConfigError
 
 
 def nominal_levels(critical) -> np.ndarray:

@@ -11,9 +11,9 @@ import yaml
 
 from blurbflow.cluster import SBATCH_SET_BY, SIGNAL_LEAD, slurm_resources
 from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.config.validate import ConfigError, check_config
 from blurbflow.handoff import handoff_path, read_handoff, target_jobs, write_handoff
 from blurbflow.tasks.registry import register_tasks
-from blurbflow.validate import ConfigError, check_config
 
 from workflow_helpers import REPO
 

@@ -86,7 +86,9 @@ def loaded():
 
 def test_the_workflow_imports_are_read_from_its_files(loaded):
     modules, _, _ = loaded
-    assert {"blurbflow.config", "blurbflow.results.layout", "blurbflow.validate"} <= set(modules)
+    assert {"blurbflow.config", "blurbflow.results.layout", "blurbflow.config.validate"} <= set(
+        modules
+    )
     assert "blurbflow.data.generate" in modules  # imported inside an `if` (common.smk)
 
 

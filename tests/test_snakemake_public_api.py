@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 import blurbflow
-from blurbflow import paths
 from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.util import paths
 
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 

@@ -12,6 +12,8 @@ import pytest
 import yaml
 from test_statistic import frame, study
 
+from blurbflow.config.schema import check_values
+from blurbflow.config.validate import ConfigError
 from blurbflow.results.formats import entry_text, to_csv, to_latex, to_markdown
 from blurbflow.results.statistics import (
     REGISTRY,
@@ -22,8 +24,6 @@ from blurbflow.results.statistics import (
 )
 from blurbflow.results.study_json import study_results
 from blurbflow.results.tables import study_table, table_entries
-from blurbflow.schema import check_values
-from blurbflow.validate import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())

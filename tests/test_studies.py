@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from blurbflow.config import expand_cells
-from blurbflow.errors import ConfigError
-from blurbflow.study_plan import study_seeds
-from blurbflow.validate import check_names
+from blurbflow.config.study_plan import study_seeds
+from blurbflow.config.validate import check_names
+from blurbflow.util.errors import ConfigError
 
 
 def _study(seeds, tasks=("bc5chem", "biosses")):

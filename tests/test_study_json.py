@@ -12,13 +12,13 @@ import pytest
 from test_results import frame_of
 
 from blurbflow import steps
-from blurbflow.provenance import REPORT_PACKAGES, package_version
 from blurbflow.results.study_json import (
     study_config,
     study_config_hash,
     study_results,
     write_study_results,
 )
+from blurbflow.util.provenance import REPORT_PACKAGES, package_version
 
 CONFIG = {
     "code_version": "1",

@@ -10,9 +10,9 @@ import yaml
 from results_helpers import load_cells
 from test_results import write_result
 
-from blurbflow.errors import ConfigError
+from blurbflow.config.validate import check_config
 from blurbflow.results.study_cells import seed_scores, study_cells
-from blurbflow.validate import check_config
+from blurbflow.util.errors import ConfigError
 
 SCHEMA = yaml.safe_load(open("workflow/schemas/config.schema.yaml"))
 DEMO = yaml.safe_load(open("config/demo.yaml"))

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blurbflow.errors import ConfigError
+from blurbflow.config.validate import check_config
 from blurbflow.tasks.crossval import PARENT
 from blurbflow.train import Preempted, batching, checkpoint, tracking
 from blurbflow.train.cell import train_cell
 from blurbflow.train.hooks import Hooks
 from blurbflow.train.tracking import CellTracker, Tracking
-from blurbflow.validate import check_config
+from blurbflow.util.errors import ConfigError
 
 from model_helpers import make_options, small_gad_project
 from tiny_project import tiny_config

@@ -299,8 +299,8 @@ def test_the_schema_refuses_bad_url_entries(entry, message):
 def test_a_url_without_its_pin_key_is_named_with_what_an_entry_takes():
     import yaml
 
-    from blurbflow.errors import ConfigError
-    from blurbflow.schema import check_values
+    from blurbflow.config.schema import check_values
+    from blurbflow.util.errors import ConfigError
 
     from workflow_helpers import REPO
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from blurbflow.config import cell_jobs, expand_cells
+from blurbflow.config.identity import cell_identity, data_checksums, stale_manifests
 from blurbflow.data.generate import generate_source
 from blurbflow.data.prepare import prepare_task
-from blurbflow.identity import cell_identity, data_checksums, stale_manifests
 from blurbflow.models.build import build_demo_model
 from blurbflow.models.load import load_tokenizer
 from blurbflow.options import InputOptions
@@ -229,7 +229,7 @@ def test_aggregation_rejects_each_fault_and_the_workflow_requeues_its_job(clone,
     assert stale_manifests([str(manifest)]) == [str(manifest)]  # the workflow re-queues it
 
     # a manifest forged to match (the stat check blind): aggregation itself still rejects it
-    from blurbflow.identity import seed_records
+    from blurbflow.config.identity import seed_records
 
     forged = json.loads(manifest.read_text())
     if fault != "deleted":

@@ -12,9 +12,9 @@ import math
 import re
 from pathlib import Path
 
-from blurbflow.errors import ConfigError
 from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
+from blurbflow.util.errors import ConfigError
 
 # model size -> (cpus, mem_mb, minutes per 1,000 training instances per epoch)
 SIZES = {

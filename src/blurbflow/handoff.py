@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from blurbflow import paths
 from blurbflow.config import CellJob
 from blurbflow.options import CellOptions
+from blurbflow.util import paths
 
 HANDOFF_FOLDER = ".snakemake/blurbflow"
 

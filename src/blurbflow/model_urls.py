@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 from blurbflow.data.archives import extract
 from blurbflow.data.fetch import download
-from blurbflow.digests import file_sha256
 from blurbflow.models.archive import (
     FOLDER,
     archive_folder,
@@ -38,6 +37,7 @@ from blurbflow.models.archive import (
 )
 from blurbflow.models.download import DEADLINE_S, repair_marker, write_marker
 from blurbflow.models.prefetch import missing_shards, select_files
+from blurbflow.util.digests import file_sha256
 
 # What a fairseq checkpoint archive holds instead of a Hugging Face folder.
 FAIRSEQ_FILES = ("model.pt", "dict.txt")

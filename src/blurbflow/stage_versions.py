@@ -13,7 +13,7 @@ A commit that changes what a stage writes bumps its number; tests/test_golden_di
 when a parser's or an encoder's output on fixed inputs changes with its number unchanged. A bump
 enters the stage's params (Snakemake's `params` rerun trigger re-runs it and says which number
 changed) and the folder's own record (stats.json or meta.json `versions`). The cells after it
-re-run only where the bytes they compute from changed: their identity (blurbflow.identity) is
+re-run only where the bytes they compute from changed: their identity (blurbflow.config.identity) is
 content, so a re-prepared folder whose files come out the same keeps every seed.
 
 Every number starts at 1, and the params carry only numbers above 1: a project finished before
@@ -109,7 +109,7 @@ def changes(recorded: Mapping[str, int] | None, current: Mapping[str, int]) -> l
 
 def _recorded(path: str) -> dict | None:
     """A folder's recorded versions; None when its file is missing or unreadable (nothing
-    written yet, or damaged: Snakemake and blurbflow.artefacts deal with those)."""
+    written yet, or damaged: Snakemake and blurbflow.util.artefacts deal with those)."""
     try:
         with open(path, "rb") as handle:
             found = json.loads(handle.read())

@@ -41,9 +41,9 @@ def prepare(task: str, raw_root: str, out: str) -> None:
 
 
 def build_model(spec: dict, corpus: list[str], out: str) -> None:
-    from blurbflow.artefacts import verify
     from blurbflow.models.build import build_demo_model
     from blurbflow.stage_versions import build_versions
+    from blurbflow.util.artefacts import verify
 
     for path in corpus:  # a damaged corpus file: rebuilt first, never pre-trained on
         verify(Path(path).parent, "the pre-training corpus")
@@ -79,7 +79,6 @@ def tokenize(
 ) -> None:
     """Encode a prepared task for one tokenizer; `input_key` (e.g. L256-markers) names the input
     options, or `max_length` alone with the task's default inputs."""
-    from blurbflow.artefacts import verify
     from blurbflow.config import input_key as key_of
     from blurbflow.models.limits import check_input_length
     from blurbflow.models.load import load_tokenizer, tokenizer_settings
@@ -87,6 +86,7 @@ def tokenize(
     from blurbflow.options import InputOptions, ModelOptions
     from blurbflow.tasks import get_task
     from blurbflow.train.encode import encode_task
+    from blurbflow.util.artefacts import verify
 
     spec = get_task(task)
     inputs = InputOptions.from_key(input_key) if input_key else InputOptions(max_length=max_length)
@@ -97,7 +97,7 @@ def tokenize(
         )
     model = ModelOptions(model=model_name or tokenizer, model_source=tokenizer, **(settings or {}))
     check_input_length(model, inputs.max_length)  # before tokenizing, not at the first step
-    verify(data, "prepared data")  # damaged inputs: rebuilt first (blurbflow.artefacts)
+    verify(data, "prepared data")  # damaged inputs: rebuilt first (blurbflow.util.artefacts)
     verify(model_folder(model), f"model {model.model}")
     tokenizer_ = load_tokenizer(model_folder(model), **tokenizer_settings(model))
     meta = encode_task(spec, Path(data), tokenizer_, inputs, Path(out), settings)
@@ -118,10 +118,10 @@ def finetune(
     a copy of the manifest `out` once written (a round of adaptive seeds, adaptive.smk).
     `config`: the workflow's; its `tracking` (docs/tracking.md) and the model entry's
     `attn_implementation` (blurbflow.models.attention) are no params: they re-run nothing."""
-    from blurbflow.io import write_text_atomic
     from blurbflow.models import attention
     from blurbflow.train.job import run_cell_job
     from blurbflow.train.tracking import job_tracking
+    from blurbflow.util.io import write_text_atomic
 
     entry = ((config or {}).get("models") or {}).get(options.model) or {}
     attention.use(entry.get("attn_implementation"))  # no param: it re-runs nothing
@@ -191,8 +191,8 @@ def _write_tables(config: dict, cells, out_dir: Path, results_dir: Path | None =
 
 def _write_report(config: dict, config_hash: str, cells, out: Path) -> None:
     from blurbflow.plan.before import table_hours
-    from blurbflow.provenance import collect_provenance
     from blurbflow.report.render import render_report
+    from blurbflow.util.provenance import collect_provenance
 
     provenance = collect_provenance(config, config_hash, cells)
     render_report(cells, config["studies"], out, provenance, table_hours(config))

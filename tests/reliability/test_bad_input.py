@@ -359,7 +359,7 @@ def test_untouched_task_is_prepared_again_beside_the_failures(prepare_run):
     out = workdir / "resources/data/biosses"
     assert out.joinpath("stats.json").stat().st_mtime_ns > before  # it did run this time
     assert sorted(p.name for p in out.iterdir()) == [
-        "blurbflow-files.json",  # the files' record (blurbflow.artefacts)
+        "blurbflow-files.json",  # the files' record (blurbflow.util.artefacts)
         "dev.parquet",
         "stats.json",
         "test.parquet",

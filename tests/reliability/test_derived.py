@@ -1,4 +1,4 @@
-"""Every derived artefact verifies before use (blurbflow.artefacts): prepared data, tokenized
+"""Every derived artefact verifies before use (blurbflow.util.artefacts): prepared data, tokenized
 caches and built models record their files' digests when written; the workflow forces the
 producer of a folder whose files changed, and a job that finds its inputs damaged fails before any
 seed, naming the file and the rule that rebuilds it. In a real run of the tiny project:
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from blurbflow.artefacts import RECORD, DamagedArtefact, damaged, verify, write_record
+from blurbflow.util.artefacts import RECORD, DamagedArtefact, damaged, verify, write_record
 
 from tiny_project import ARGS, JOB, job_log, run_all, seed_files, tiny_project
 from workflow_helpers import planned_jobs, snakemake

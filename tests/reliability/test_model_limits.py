@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from blurbflow.config import cell_jobs, check_max_length, expand_cells
-from blurbflow.errors import ConfigError
 from blurbflow.models.limits import check_input_length, position_limit
 from blurbflow.options import ModelOptions
 from blurbflow.steps import tokenize
+from blurbflow.util.errors import ConfigError
 
 from workflow_helpers import REPO, copy_workflow, cut_published, snakemake
 

@@ -28,7 +28,7 @@ import yaml
 from markupsafe import escape
 
 from blurbflow.config import cell_jobs, expand_cells
-from blurbflow.identity import SEED_FILES, file_record
+from blurbflow.config.identity import SEED_FILES, file_record
 
 from workflow_helpers import planned_jobs, snakemake
 

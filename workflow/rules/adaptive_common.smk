@@ -1,7 +1,7 @@
 # State and input functions of adaptive seeds' rules (adaptive.smk; docs/seeds.md).
 import json
 
-from blurbflow.study_plan import adaptive_counts, adaptive_spec
+from blurbflow.config.study_plan import adaptive_counts, adaptive_spec
 
 # (model, task, recipe) folder -> (study, seeds per round) of each adaptive cell that runs
 _RUN = {path.rsplit("/", 1)[0] for path in JOBS}

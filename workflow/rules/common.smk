@@ -5,7 +5,8 @@ import sys
 import time
 from pathlib import Path
 
-from blurbflow import paths, stage_versions
+from blurbflow import stage_versions
+from blurbflow.util import paths
 from blurbflow.config import (
     Cell,
     ConfigError,
@@ -17,7 +18,7 @@ from blurbflow.config import (
     input_key,
 )
 from blurbflow.handoff import handoff_path, read_handoff, target_jobs, write_handoff
-from blurbflow.init_from import source_job
+from blurbflow.config.init_from import source_job
 from blurbflow.models.archive import archive_marker
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
 from blurbflow.cluster import (
@@ -30,7 +31,7 @@ from blurbflow.cluster import (
 from blurbflow.plan.params import size_key
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
-from blurbflow.validate import NAME_PATTERN
+from blurbflow.config.validate import NAME_PATTERN
 
 
 def job_function(func):
@@ -323,7 +324,7 @@ def report_requested():
 
 
 # Jobs whose seed files changed since they finished (edited, replaced or deleted result.json or
-# predictions.parquet; stat only, blurbflow.identity.stale_manifests) re-run; inside, the seeds
+# predictions.parquet; stat only, blurbflow.config.identity.stale_manifests) re-run; inside, the seeds
 # that still verify are kept. So do jobs whose folder lost its manifest (aggregation removes the
 # manifest of a job whose cell it rejected): Snakemake alone would not re-create a missing
 # intermediate file while the tables after it are up to date. A job that never ran (no folder)
@@ -333,7 +334,7 @@ def report_requested():
 def _stale_jobs():
     import sys
 
-    from blurbflow.identity import stale_manifests
+    from blurbflow.config.identity import stale_manifests
 
     if not workflow.is_main_process:
         return set()
@@ -350,7 +351,7 @@ STALE_JOBS = _stale_jobs()
 
 
 # Derived folders (prepared data, tokenized inputs, built models) whose files are no longer those
-# their producer recorded (blurbflow.artefacts: stat, then sha256 where only the date changed; or
+# their producer recorded (blurbflow.util.artefacts: stat, then sha256 where only the date changed; or
 # flagged by a job that found them damaged): their producer re-runs through its rerun stamp, and
 # the jobs after it re-run on the rebuilt copy (keeping every seed whose identity comes back
 # unchanged). Nothing is deleted here; main process only.
@@ -369,7 +370,7 @@ def _derived_folders():
 def _damaged_folders():
     import sys
 
-    from blurbflow.artefacts import damaged_folders
+    from blurbflow.util.artefacts import damaged_folders
 
     if not workflow.is_main_process:
         return {}
@@ -406,7 +407,7 @@ _outdated_stages()
 # How a finished job is made to re-run, with Snakemake's public rerun triggers only (issue 30:
 # no `--forcerun`, which would also make the job a target, so `snakemake data` would train):
 # when the DAG asks for a stale job or a damaged folder's producer (its input function runs),
-# the main process writes the job's rerun stamp (blurbflow.paths.rerun_stamp; new content each
+# the main process writes the job's rerun stamp (blurbflow.util.paths.rerun_stamp; new content each
 # time), an input newer than the job's outputs (or, its manifest gone, than the outputs after
 # it), so Snakemake re-runs it for an updated input. A dry run plans it with a stamp in a
 # temporary folder instead (removed when it ends): it leaves the project as it was. Once written, the stamp stays an input of its job (`input` trigger: the job's input

@@ -5,7 +5,7 @@
 # and this identity is kept (blurbflow.train.job), so adding a seed trains that seed only.
 # A fix in a parser or encoder re-runs its stage (blurbflow.stage_versions); the job then keeps
 # every seed whose inputs came out byte-identical. A recipe with `init_from` also
-# takes the source job's seeds.json: a re-run source re-runs it (blurbflow.init_from).
+# takes the source job's seeds.json: a re-run source re-runs it (blurbflow.config.init_from).
 
 
 rule finetune:

@@ -3,11 +3,11 @@
 # the search's finished cells and an input of the final job, so a changed search re-runs the
 # final model (blurbflow.results.handover; docs/fidelity.md). A study's `cross_validation` uses
 # it too: the evaluation folds take the tune fold's choice (job option `hparams_task`).
-from blurbflow.grid import search_jobs
+from blurbflow.config.grid import search_jobs
 
 SEARCHES = search_jobs(JOBS)  # selection file -> the search's jobs
 FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.selection_file}
-SELECTION = paths.SELECTION  # blurbflow.grid.selection_file
+SELECTION = paths.SELECTION  # blurbflow.config.grid.selection_file
 
 
 rule select_hparams:
@@ -35,7 +35,7 @@ rule select_hparams:
 
 # A study's `reference_models` (Gu et al.): its other models train only the grid point those
 # models chose on dev, one job per (model, task, recipe) that waits on this file.
-REFERENCE = paths.REFERENCE  # blurbflow.grid.reference_file
+REFERENCE = paths.REFERENCE  # blurbflow.config.grid.reference_file
 
 
 rule select_reference:

@@ -1,7 +1,7 @@
 # Validate the config once, while the workflow is read and before any job, each error naming the
 # key path and the fix: unknown keys, unsafe names (they become folders and command arguments),
 # non-finite numbers, the JSON schema, references to models/tasks/recipes, bounded sizes, safe
-# paths, missing local models (blurbflow.validate), and each study's table layout (a dimension
+# paths, missing local models (blurbflow.config.validate), and each study's table layout (a dimension
 # with several values must be a row or a column, else the table would hide it) and the entries
 # its `published:` block names, each a row and column of that table
 # (blurbflow.results.published_values). Snakemake's
@@ -13,7 +13,7 @@ from blurbflow.models.candidate import apply_model_option
 from blurbflow.results.layout import study_layout
 from blurbflow.results.published_values import check_study_published
 from blurbflow.results.statistics import with_statistics
-from blurbflow.validate import ConfigError, check_config
+from blurbflow.config.validate import ConfigError, check_config
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 

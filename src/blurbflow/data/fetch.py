@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 
 from blurbflow.data.archives import extract
 from blurbflow.data.errors import DataFormatError, ManualDownloadMissing
-from blurbflow.io import UMASK
 from blurbflow.tasks.sources import SOURCES, Source
+from blurbflow.util.io import UMASK
 
 CHUNK = 1 << 20
 TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.artefacts import RECORD, write_record
 from blurbflow.data.parsers import SPLITS, parse_task
-from blurbflow.digests import data_checksums, file_sha256
-from blurbflow.io import write_json_atomic, write_parquet_atomic
 from blurbflow.stage_versions import prepare_versions
 from blurbflow.tasks.custom import local_files
 from blurbflow.tasks.registry import get_task
+from blurbflow.util.artefacts import RECORD, write_record
+from blurbflow.util.digests import data_checksums, file_sha256
+from blurbflow.util.io import write_json_atomic, write_parquet_atomic
 
 
 def task_stats(task: str, frames: dict[str, pd.DataFrame]) -> dict:
@@ -44,10 +44,10 @@ def prepare_task(task: str, raw_root: Path, out_dir: Path) -> dict:
     out_dir = Path(out_dir)
     for split in SPLITS:
         write_parquet_atomic(out_dir / f"{split}.parquet", frames[split])
-    # the checksums a cell's identity records (blurbflow.digests.data_checksums)
+    # the checksums a cell's identity records (blurbflow.util.digests.data_checksums)
     stats["checksums"] = data_checksums(out_dir)
     stats["versions"] = prepare_versions(spec)  # the code that wrote it (blurbflow.stage_versions)
     write_json_atomic(out_dir / "stats.json", stats)
-    # what readers verify before use (blurbflow.artefacts)
+    # what readers verify before use (blurbflow.util.artefacts)
     write_record(out_dir, "data", [*(f"{split}.parquet" for split in SPLITS), "stats.json"])
     return stats

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 import string
 
-from blurbflow.errors import ConfigError
-from blurbflow.recipes import resolve_recipe
-from blurbflow.study_plan import cross_validation
+from blurbflow.config.recipes import resolve_recipe
+from blurbflow.config.study_plan import cross_validation
 from blurbflow.tasks import get_task
+from blurbflow.util.errors import ConfigError
 
 SELECTIONS = ("best_seed", "all_seeds")
 NAME_FIELDS = ("study", "model", "task", "recipe", "seed")

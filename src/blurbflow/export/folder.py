@@ -19,13 +19,13 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow import published as papers
-from blurbflow.digests import file_sha256
-from blurbflow.errors import ConfigError
 from blurbflow.export.card import entry_card
 from blurbflow.export.check import export_plan
 from blurbflow.export.choose import TIE_RULE, Entry, metric_names, study_entries
-from blurbflow.io import write_json_atomic, write_text_atomic
-from blurbflow.provenance import package_version
+from blurbflow.util.digests import file_sha256
+from blurbflow.util.errors import ConfigError
+from blurbflow.util.io import write_json_atomic, write_text_atomic
+from blurbflow.util.provenance import package_version
 
 MODEL_DIR, WEIGHTS, CARD = "model", "model.safetensors", "README.md"  # blurbflow.train.kept's
 ADAPTER = "adapter_model.safetensors"  # a LoRA cell's kept weights (blurbflow.models.lora)

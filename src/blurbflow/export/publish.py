@@ -13,11 +13,11 @@ import json
 import os
 from pathlib import Path
 
-from blurbflow.digests import file_sha256
-from blurbflow.errors import ConfigError
 from blurbflow.export.check import publish_settings, repo_id
 from blurbflow.export.folder import INDEX
-from blurbflow.io import write_json_atomic
+from blurbflow.util.digests import file_sha256
+from blurbflow.util.errors import ConfigError
+from blurbflow.util.io import write_json_atomic
 
 
 class PublishError(ValueError):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.artefacts import write_record
+from blurbflow.util.artefacts import write_record
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TEXT_COLUMNS = ("text", "text_a", "text_b", "question", "context")
@@ -135,5 +135,5 @@ def build_demo_model(
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
-    write_record(out_dir, "model")  # what readers verify before use (blurbflow.artefacts)
+    write_record(out_dir, "model")  # what readers verify before use (blurbflow.util.artefacts)
     return {"texts": len(texts), "vocab_size": len(tokenizer), "parameters": model.num_parameters()}

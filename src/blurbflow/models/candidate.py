@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from blurbflow.errors import ConfigError
+from blurbflow.util.errors import ConfigError
 
 CANDIDATE = "candidate"  # the models entry `--config model=…` fills
 HOW = (

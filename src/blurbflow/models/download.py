@@ -207,7 +207,7 @@ def prefetch_model(
 def write_marker(summary: dict, marker: Path) -> dict:
     """Write the prefetch marker (atomically); an unchanged marker is left as it is, so a
     repair that fetched nothing new re-runs nothing downstream."""
-    from blurbflow.io import write_json_atomic
+    from blurbflow.util.io import write_json_atomic
 
     old = read_marker(marker) or {}
     if {k: v for k, v in old.items() if k != "prefetched_at"} == summary:

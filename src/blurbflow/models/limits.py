@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from blurbflow.errors import ConfigError
 from blurbflow.models.archive import is_url
 from blurbflow.models.prefetch import hub_cache, is_local, marker_path, model_folder
 from blurbflow.options import ModelOptions
+from blurbflow.util.errors import ConfigError
 
 # Position ids start after the padding id in these architectures (RoBERTa: 514 embeddings, 512
 # usable positions).

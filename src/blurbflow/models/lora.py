@@ -1,5 +1,5 @@
 """Large models (recipe options `lora`, `gradient_checkpointing`, `frozen_dtype`;
-blurbflow.lora_options): applied to the model `load_for_task` built, after layer surgery.
+blurbflow.options.lora): applied to the model `load_for_task` built, after layer surgery.
 
 - `lora`: the `peft` library's LoRA (Hu et al. 2021). Every pretrained weight is frozen; low-rank
   adapters A (r × in) and B (out × r, zero at the start) are added to the encoder's linear layers
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from blurbflow.lora_options import ALL_LINEAR
+from blurbflow.options.lora import ALL_LINEAR
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"  # peft's file name: a kept LoRA model's weights
 

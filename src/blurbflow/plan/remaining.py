@@ -1,6 +1,6 @@
 """What a run would still train, read cheaply (no hashing unless a stale manifest's file
 changed mtime, no verification of predictions): a job runs when its manifest `seeds.json` is
-missing or stale (blurbflow.identity.stale_manifests), when its seeds differ from those the
+missing or stale (blurbflow.config.identity.stale_manifests), when its seeds differ from those the
 manifest records, or when a seed still has to train; a seed trains unless its result.json is
 finished (status ok or diverged) with exactly the options the config gives that seed (after
 the job's `hparams_from` selection, when there is one) and, if its manifest is stale, its
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from blurbflow.config import CellJob, input_key
-from blurbflow.grid import with_selection
-from blurbflow.identity import record_matches, stale_manifests
+from blurbflow.config.grid import with_selection
+from blurbflow.config.identity import record_matches, stale_manifests
 from blurbflow.options import CellOptions, options_json
 from blurbflow.plan.calibrate import Sample, recorded_tokens, sample_of
 from blurbflow.record.schema import FINISHED

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 
-from blurbflow import paths
 from blurbflow.config import CellJob, input_key
 from blurbflow.models.prefetch import model_settings
 from blurbflow.stage_versions import outdated, prepare_versions, tokenize_versions
 from blurbflow.tasks import get_task
+from blurbflow.util import paths
 
 
 def outdated_folders(jobs: dict[str, CellJob], config: dict, root: str = ".") -> dict[str, list]:

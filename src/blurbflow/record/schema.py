@@ -56,12 +56,12 @@ class Result(TypedDict, total=False):
     # one record per evaluation (per epoch, or every eval_every_steps steps with its `step`):
     # epoch, [step,] train_loss, dev, test, seconds
     epochs: Annotated[list[dict[str, Any]], JSON]
-    versions: Annotated[dict[str, str], JSON]  # blurbflow.provenance.code_versions
+    versions: Annotated[dict[str, str], JSON]  # blurbflow.util.provenance.code_versions
     # what a sequence head read (blurbflow.models.pooling); null: token tasks, QA, older cells
     pooling: Annotated[str | None, TEXT]
     attn_implementation: Annotated[str | None, TEXT]  # what ran (blurbflow.models.attention)
     # not columns: what verification and provenance read from the file itself
-    identity: dict[str, Any]  # blurbflow.identity.cell_identity
+    identity: dict[str, Any]  # blurbflow.config.identity.cell_identity
     model_commit: str | None
     selection: str  # best_dev or last (last when training on train+dev)
     train_instances: int
@@ -72,7 +72,8 @@ class Result(TypedDict, total=False):
     host: str
     slurm_job_id: str | None
     predictions_sha256: str
-    # intermediate fine-tuning (blurbflow.init_from): what a dependant loaded; a source's weights
+    # intermediate fine-tuning (blurbflow.config.init_from): what a dependant loaded; a source's
+    # weights
     init_loaded: dict[str, Any]  # loaded (count), fresh and unused tensor names
     weights_sha256: str  # seed{N}/weights.pt of a `keep_weights` cell
     model_sha256: str  # seed{N}/model/model.safetensors of a `keep_model` cell

@@ -11,8 +11,8 @@ import math
 import os
 from pathlib import Path
 
-from blurbflow.identity import file_sha256, identity_difference
-from blurbflow.init_from import WEIGHTS, with_source_weights
+from blurbflow.config.identity import file_sha256, identity_difference
+from blurbflow.config.init_from import WEIGHTS, with_source_weights
 from blurbflow.options import CellOptions, options_json
 from blurbflow.record.schema import CELL_KEYS, FINISHED, identity_from_path
 from blurbflow.tasks.registry import TASKS

@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
+from blurbflow.config.study_plan import adaptive_spec
 from blurbflow.results.comparisons import label_counts
-from blurbflow.study_plan import adaptive_spec
 
 
 def _text(value, digits: int = 2) -> str:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
 from blurbflow.record.schema import STATUSES
 from blurbflow.report.comparisons import comparisons_view
@@ -34,6 +33,7 @@ from blurbflow.results.stats import (
 )
 from blurbflow.results.study_cells import DIMS, STUDY_COLUMNS, in_study, study_cells
 from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
+from blurbflow.util.io import write_text_atomic
 
 MAX_PROBLEM_ROWS = 1000  # failed/diverged cells listed one by one; the rest are counted
 # The overview shows the BLURB table of studies spanning at least this many task types (the

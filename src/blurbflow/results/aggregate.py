@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 
 from blurbflow.config import expand_cells
-from blurbflow.grid import with_selection
-from blurbflow.io import write_parquet_atomic
+from blurbflow.config.grid import with_selection
+from blurbflow.util.io import write_parquet_atomic
 from blurbflow.options import CellOptions
 from blurbflow.record.earlier import describe as describe_earlier
 from blurbflow.record.schema import (

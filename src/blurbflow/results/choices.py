@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from blurbflow.grid import reference_name
+from blurbflow.config.grid import reference_name
 from blurbflow.results.aggregate import best_grid_points
 from blurbflow.results.layout import shown_study  # noqa: F401 (its importers read it here)
 
@@ -80,7 +80,7 @@ def select_on_reference(frame: pd.DataFrame, reference: list[str]) -> pd.DataFra
         [chosen.get(g) == h for g, h in zip(group, frame["hparams"], strict=True)],
         index=frame.index,
     )
-    # models besides the reference ones trained only the chosen point (blurbflow.study_plan)
+    # models besides the reference ones trained only the chosen point (blurbflow.config.study_plan)
     trained_at_choice = frame["hparams"] == reference_name(reference)
     keep = decided & (at_point | trained_at_choice | frame["hparams"].isna())
     rest = best_grid_points(frame[~decided])

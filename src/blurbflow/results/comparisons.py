@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.io import write_text_atomic
+from blurbflow.util.io import write_text_atomic
 from blurbflow.results.choices import shown_study
 from blurbflow.results.power import compare
 from blurbflow.results.stats import failed_runs

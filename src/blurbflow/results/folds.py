@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from blurbflow.study_plan import cross_validation
+from blurbflow.config.study_plan import cross_validation
 from blurbflow.tasks.crossval import PARENT, fold_tasks
 
 KEYS = ["model", "recipe", "seed"]

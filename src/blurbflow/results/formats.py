@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.io import write_text_atomic
+from blurbflow.util.io import write_text_atomic
 from blurbflow.results.statistics import REGISTRY
 from blurbflow.results.tables import BLURB_KEY, column_labels, table_entries
 

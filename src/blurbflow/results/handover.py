@@ -4,7 +4,7 @@ Tinn et al. 2023 train BIOSSES's final model on train+dev "after hyperparameter 
 with the searched setting. The workflow's `select_hparams` rule (workflow/rules/select.smk) reads
 the finished train-only cells of the source recipes for one model and task and writes the choice
 to `results/selection/{model}/{task}/{recipe}.json`; the final job takes that file as an input
-and `blurbflow.grid.with_selection` turns its options into the ones it trains with, records
+and `blurbflow.config.grid.with_selection` turns its options into the ones it trains with, records
 and verifies.
 
 The choice, on dev only: per source recipe the grid point with the best mean dev over its ok
@@ -22,8 +22,8 @@ import statistics
 
 import pandas as pd
 
-from blurbflow.grid import GRID_KEYS, SELECTED_KEYS
-from blurbflow.io import write_json_atomic
+from blurbflow.config.grid import GRID_KEYS, SELECTED_KEYS
+from blurbflow.util.io import write_json_atomic
 from blurbflow.options import CellOptions
 from blurbflow.results.aggregate import (
     COLUMNS,

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping
 
 from blurbflow import published as papers
-from blurbflow.errors import ConfigError, did_you_mean
+from blurbflow.util.errors import ConfigError, did_you_mean
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.tasks.registry import all_tasks
 

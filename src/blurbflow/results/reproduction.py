@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.io import write_text_atomic
+from blurbflow.util.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_parts
 from blurbflow.published import column_key
 from blurbflow.record.verify import metric_range

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow import paths
-from blurbflow.io import write_text_atomic
+from blurbflow.util import paths
+from blurbflow.util.io import write_text_atomic
 from blurbflow.results.aggregate import aggregate
 from blurbflow.results.comparisons import comparison_pairs
 from blurbflow.results.layout import DIMS
 from blurbflow.results.sequential import Outcome, SeedPlan, decide
 from blurbflow.results.study_cells import study_cells
-from blurbflow.study_plan import adaptive_spec, runs_on
+from blurbflow.config.study_plan import adaptive_spec, runs_on
 
 
 def cell_id(model: str, task: str, recipe: str) -> str:

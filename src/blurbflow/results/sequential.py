@@ -26,7 +26,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from blurbflow.errors import ConfigError
+from blurbflow.util.errors import ConfigError
 from blurbflow.results.spending import SPENDING, boundaries
 
 # The first look's futility threshold over the later looks' when not given: 0.27 at the default

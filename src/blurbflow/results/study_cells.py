@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from blurbflow.grid import REFERENCE_PREFIX, reference_name
+from blurbflow.config.grid import REFERENCE_PREFIX, reference_name
 from blurbflow.metrics.blurb import BLURB_TYPES
 from blurbflow.results.aggregate import best_grid_points
 from blurbflow.results.choices import (
@@ -21,12 +21,12 @@ from blurbflow.results.choices import (
 )
 from blurbflow.results.folds import fold_rows, shown_tasks
 from blurbflow.results.layout import DIMS
-from blurbflow.study_plan import cross_validation, study_seeds
+from blurbflow.config.study_plan import cross_validation, study_seeds
 from blurbflow.tasks.registry import get_task
 
 
 def seeds_of(study: dict, task: str | None = None) -> list[int] | None:
-    """The study's seeds (of `task`; blurbflow.study_plan.study_seeds), or None when it names none
+    """The study's seeds (of `task`; blurbflow.config.study_plan.study_seeds), or None when it names none
     (every seed counts)."""
     return None if study.get("seeds") is None else study_seeds(study, task)
 

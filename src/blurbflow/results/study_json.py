@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from blurbflow.io import write_text_atomic
+from blurbflow.util.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_label, blurb_score
-from blurbflow.provenance import REPORT_PACKAGES, git, git_commit, package_version
+from blurbflow.util.provenance import REPORT_PACKAGES, git, git_commit, package_version
 from blurbflow.results.layout import shown_study
 from blurbflow.results.reproduction import reproduction_rows, reproduction_summary
 from blurbflow.results.statistics import REGISTRY

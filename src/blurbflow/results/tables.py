@@ -23,7 +23,7 @@ from blurbflow.results.statistics import (
     table_statistics,
 )
 from blurbflow.results.study_cells import diverged_counts, ordered_tasks, seed_scores, study_cells
-from blurbflow.study_plan import cross_validation
+from blurbflow.config.study_plan import cross_validation
 
 MARKS = ("diverged", "best")  # after the seed statistics in every table
 FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score

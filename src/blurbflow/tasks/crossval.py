@@ -6,7 +6,7 @@ each fold a train.tsv and a test.tsv (the REdata.zip the hub serves has no EU-AD
 EU-ADR's fold 1 split the same way. Each fold is also a task of its own, `gad-fold{k}` and
 `euadr-fold{k}`: the fold's test file, and its train file with the same share held out as dev
 (the tune fold selects on it; the other folds train on train+dev). A study's
-`cross_validation` runs them (blurbflow.study_plan; docs/results.md).
+`cross_validation` runs them (blurbflow.config.study_plan; docs/results.md).
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from blurbflow.errors import ConfigError
 from blurbflow.tasks.builtin import NER_LABELS
 from blurbflow.tasks.spec import TaskSpec
 from blurbflow.tasks.types import TYPES
+from blurbflow.util.errors import ConfigError
 
 SPLITS = ("train", "dev", "test")
 FORMATS = ("conll", "tsv", "jsonl", "squad", "hf")

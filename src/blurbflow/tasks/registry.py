@@ -16,11 +16,12 @@ import blurbflow.tasks.biolm as biolm
 import blurbflow.tasks.builtin as builtin
 import blurbflow.tasks.crossval as crossval
 import blurbflow.tasks.extractive as extractive
-from blurbflow import paths, stage_versions
+from blurbflow import stage_versions
 from blurbflow.tasks.builtin import HOC_HALLMARKS, NER_LABELS, PICO_LABELS
 from blurbflow.tasks.custom import custom_tasks, local_files
 from blurbflow.tasks.spec import Source, TaskSpec
 from blurbflow.tasks.types import BLURB_TYPES, TASK_TYPES, TYPES, TaskType, get_type
+from blurbflow.util import paths
 
 # BLURB's 13 first (tables list tasks in this order), then the other papers' tasks.
 ENTRIES = [*builtin.ENTRIES, *biolm.ENTRIES, *crossval.ENTRIES, *extractive.ENTRIES]

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from blurbflow.errors import ConfigError, did_you_mean
+from blurbflow.util.errors import ConfigError, did_you_mean
 
 # target -> (gold column, transformers' problem_type; None: token classification)
 TARGETS: dict[str, tuple[str, str | None]] = {

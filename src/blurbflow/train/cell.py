@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from blurbflow.identity import cell_identity
-from blurbflow.init_from import source_weights, with_source_weights
-from blurbflow.io import write_json_atomic
+from blurbflow.config.identity import cell_identity
+from blurbflow.config.init_from import source_weights, with_source_weights
 from blurbflow.metrics import chance_baseline
 from blurbflow.models import attention, surgery
 from blurbflow.models.load import load_for_task
@@ -31,7 +30,6 @@ from blurbflow.models.lora import apply_large_options
 from blurbflow.models.pooling import pooling_used
 from blurbflow.models.prefetch import model_commit, model_folder
 from blurbflow.options import CellOptions, options_json
-from blurbflow.provenance import code_versions, git_commit, where_run
 from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
 from blurbflow.train import checkpoint, faults, kept, tagging, tracking
@@ -44,6 +42,8 @@ from blurbflow.train.optim import AdamW, linear_schedule
 from blurbflow.train.predict import BatchFormat, label_dtype, write_predictions
 from blurbflow.train.run import CellData, Optimisation, Run
 from blurbflow.train.weights import load_matching, save_weights
+from blurbflow.util.io import write_json_atomic
+from blurbflow.util.provenance import code_versions, git_commit, where_run
 
 
 def seed_everything(seed: int) -> None:
@@ -275,7 +275,7 @@ def train_cell(
 ) -> Result:
     """Run one cell end to end (resuming from its checkpoint if one was written for the same
     options and identity); returns the result written to result_path. `identity`: the job's
-    blurbflow.identity.cell_identity (computed here when None); `tracked`: the experiment
+    blurbflow.config.identity.cell_identity (computed here when None); `tracked`: the experiment
     trackers the config turns on (blurbflow.train.tracking; None: none). `max_steps` (debugging,
     not an option nor recorded): evaluate and finish after that many optimizer steps, started
     afresh (no checkpoint read). Raises checkpoint.Preempted after saving when SIGTERM arrives."""

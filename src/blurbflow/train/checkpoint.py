@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
-from blurbflow.io import atomic_path
 from blurbflow.train import Preempted  # noqa: F401  (raised by the cell loop)
+from blurbflow.util.io import atomic_path
 
 CHECKPOINT = "checkpoint.pt"
 

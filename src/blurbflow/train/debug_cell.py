@@ -22,16 +22,16 @@ from pathlib import Path
 
 import yaml
 
-from blurbflow import paths
 from blurbflow.config import CellJob, cell_jobs, expand_cells, input_key
-from blurbflow.errors import ConfigError
-from blurbflow.grid import with_selection
-from blurbflow.init_from import WEIGHTS, source_job, source_seed
+from blurbflow.config.grid import with_selection
+from blurbflow.config.init_from import WEIGHTS, source_job, source_seed
+from blurbflow.config.validate import check_config
 from blurbflow.models.candidate import apply_model_option
 from blurbflow.models.prefetch import model_folder, use_offline_cache
 from blurbflow.options import CellOptions
 from blurbflow.tasks import register_tasks
-from blurbflow.validate import check_config
+from blurbflow.util import paths
+from blurbflow.util.errors import ConfigError
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")  # relative to the workflow folder
 CELLS = paths.CELLS
@@ -54,7 +54,7 @@ class DebugCell:
 
 def read_config(configfile: str, model: str | None = None) -> dict:
     """The config as the Snakefile reads it: `--config model=…` (here `model`), the readable
-    checks (blurbflow.validate), then Snakemake's schema validation, which fills defaults."""
+    checks (blurbflow.config.validate), then Snakemake's schema validation, which fills defaults."""
     from snakemake.utils import validate
 
     if not SCHEMA.is_file():
@@ -144,7 +144,7 @@ def find_cell(folder: str, configfile: str = "config.yaml", model: str | None = 
 
 def prepare_out(cell: DebugCell, configfile: str) -> None:
     """Empty the scratch folder; an init_from cell finds its source's weights beside it, as
-    blurbflow.init_from.source_weights looks for them (a link to the real ones)."""
+    blurbflow.config.init_from.source_weights looks for them (a link to the real ones)."""
     shutil.rmtree(cell.out, ignore_errors=True)
     cell.out.mkdir(parents=True)
     if not cell.options.init_from:

@@ -32,13 +32,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blurbflow.artefacts import write_record
 from blurbflow.options import InputOptions
 from blurbflow.stage_versions import tokenize_versions
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import tagging as tagging_schemes
 from blurbflow.train.encode_re import encode_entities
 from blurbflow.train.encode_span import encode_windows, window_settings
+from blurbflow.util.artefacts import write_record
 
 IGNORE = -100
 SPLITS = ("train", "dev", "test")
@@ -205,7 +205,7 @@ def encode_task(
                 flush=True,
             )
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-        write_record(tmp, "tokenized")  # what readers verify before use (blurbflow.artefacts)
+        write_record(tmp, "tokenized")  # what readers verify before use (blurbflow.util.artefacts)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)

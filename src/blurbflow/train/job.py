@@ -8,10 +8,10 @@ and a re-run after a failure trains only the seeds that failed or never finished
 is retrained and the log says why. A seed that raises is recorded as `failed` with its error and
 the others still run; the job then fails (the manifest is not written) so the scheduler shows it
 and the next run retries it. The manifest `seeds.json` records the identity and each seed's
-file digests, which the workflow checks when it is read (blurbflow.identity.stale_manifests).
+file digests, which the workflow checks when it is read (blurbflow.config.identity.stale_manifests).
 
 The job holds its folder's lock throughout (blurbflow.train.lock: a second process stops naming
-it), verifies its input folders before any seed (blurbflow.artefacts: a damaged one fails the
+it), verifies its input folders before any seed (blurbflow.util.artefacts: a damaged one fails the
 job, naming the file and the rule that rebuilds it), and keeps a seed's earlier result aside
 while it retrains for a changed identity (blurbflow.record.earlier).
 """
@@ -27,12 +27,10 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from blurbflow.grid import with_selection
-from blurbflow.identity import SEED_FILES, cell_identity, seed_records
-from blurbflow.init_from import WEIGHTS
-from blurbflow.io import write_json_atomic
+from blurbflow.config.grid import with_selection
+from blurbflow.config.identity import SEED_FILES, cell_identity, seed_records
+from blurbflow.config.init_from import WEIGHTS
 from blurbflow.options import CellOptions
-from blurbflow.provenance import where_run
 from blurbflow.record import earlier
 from blurbflow.record.schema import FINISHED, Result, cell_key
 from blurbflow.record.verify import verify_result
@@ -40,6 +38,8 @@ from blurbflow.train import CellsFailed, Preempted
 from blurbflow.train.cell import train_cell
 from blurbflow.train.lock import job_lock
 from blurbflow.train.tracking import Tracking
+from blurbflow.util.io import write_json_atomic
+from blurbflow.util.provenance import where_run
 
 __all__ = ["FINISHED", "finished_result", "failure_result", "run_cell_job"]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours in some errors (torch's)

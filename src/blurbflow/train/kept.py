@@ -11,12 +11,12 @@ import json
 import shutil
 from pathlib import Path
 
-from blurbflow.digests import file_sha256
 from blurbflow.models.load import load_tokenizer
 from blurbflow.models.lora import ADAPTER_WEIGHTS, save_pretrained
 from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
 from blurbflow.train.hooks import Hook
+from blurbflow.util.digests import file_sha256
 
 MODEL_DIR = "model"
 WEIGHTS_FILE = "model.safetensors"

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from blurbflow.provenance import where_run
 from blurbflow.train import JobLocked
+from blurbflow.util.provenance import where_run
 
 __all__ = ["JobLocked", "job_lock"]
 

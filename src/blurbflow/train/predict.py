@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from blurbflow.identity import file_sha256
-from blurbflow.io import write_parquet_atomic
+from blurbflow.config.identity import file_sha256
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, tagging
 from blurbflow.train.decode_span import decode_windows, predict_span, span_batch
 from blurbflow.train.device import autocast, to_device
 from blurbflow.train.encode import IGNORE
+from blurbflow.util.io import write_parquet_atomic
 
 # TaskType.target -> gold of a prepared frame, in the form the task's metric takes
 GOLD = {

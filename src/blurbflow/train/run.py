@@ -44,7 +44,7 @@ class Run:
     fmt: BatchFormat
     opt: Optimisation
     cell_dir: Path
-    identity: dict  # blurbflow.identity.cell_identity
+    identity: dict  # blurbflow.config.identity.cell_identity
     key: str  # the checkpoint key: options and identity
     fault: str | None = None  # blurbflow.train.faults
     precision: str | None = None  # what the device ran, set by `fit`

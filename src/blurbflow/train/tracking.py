@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from blurbflow.io import write_json_atomic
+from blurbflow.config.study_plan import runs_on
 from blurbflow.options import CellOptions
-from blurbflow.study_plan import runs_on
 from blurbflow.tasks.crossval import PARENT
 from blurbflow.train import Preempted
 from blurbflow.train.hooks import Hook
+from blurbflow.util.io import write_json_atomic
 
 RUN_IDS = "tracking.json"
 BACKENDS = ("mlflow", "tensorboard", "wandb")

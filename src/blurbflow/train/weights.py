@@ -1,4 +1,4 @@
-"""The torch half of `init_from` (blurbflow.init_from plans, this saves and loads): a source
+"""The torch half of `init_from` (blurbflow.config.init_from plans, this saves and loads): a source
 cell's fine-tuned state dict and the type-agnostic loading of it into a dependant's model."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import torch
 
-from blurbflow.identity import file_sha256
-from blurbflow.init_from import WEIGHTS
-from blurbflow.io import atomic_path
+from blurbflow.config.identity import file_sha256
+from blurbflow.config.init_from import WEIGHTS
+from blurbflow.util.io import atomic_path
 
 
 def save_weights(model, cell_dir: Path) -> str:

@@ -10,7 +10,7 @@ The serialised form (`to_dict`) is the flat mapping that the finetune rule's par
 and cells.parquet carry. Options that join a cell only when set (a model's `revision`, early
 stopping's `patience`, …) default to `UNSET` and are left out of it, so cells that do not set
 them keep their params; `from_dict` rejects any key it does not know. Each recipe option's
-help, allowed values and schema are its field's metadata (blurbflow.option_fields._option).
+help, allowed values and schema are its field's metadata (blurbflow.options.fields._option).
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from blurbflow.errors import ConfigError
-from blurbflow.lora_options import FROZEN_DTYPES, LORA_SCHEMA, LoRA
-from blurbflow.option_fields import (  # noqa: F401 (the groups are imported from here)
+from blurbflow.options.fields import (  # noqa: F401 (the groups are imported from here)
     UNSET,
     InitFrom,
     InputOptions,
@@ -33,7 +31,9 @@ from blurbflow.option_fields import (  # noqa: F401 (the groups are imported fro
     _optional,
     recipe_fields,
 )
-from blurbflow.option_rules import check_options  # noqa: F401 (imported from here)
+from blurbflow.options.lora import FROZEN_DTYPES, LORA_SCHEMA, LoRA
+from blurbflow.options.rules import check_options  # noqa: F401 (imported from here)
+from blurbflow.util.errors import ConfigError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +47,7 @@ class CellOptions:
     seed: int = _optional("a cell's seed; a job (all its seeds) has none")
     code_version: str = field(default="1", metadata={"help": "the config's `code_version`"})
     inputs: InputOptions = _about("the options that change tokenization")
-    # the recipe (docs/recipes.md); help, choices and schema: blurbflow.option_fields._option
+    # the recipe (docs/recipes.md); help, choices and schema: blurbflow.options.fields._option
     epochs: int | None = _option(
         3, "training epochs, or a mapping task → epochs with `default`", schema=S.EPOCHS
     )

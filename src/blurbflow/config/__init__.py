@@ -1,7 +1,8 @@
 """Turn a validated config into cells: model × task × recipe × hparams × seed, each with its
-typed options (blurbflow.options.CellOptions). Recipes resolve in blurbflow.recipes; their grid
-(lists of lr, batch size, technique settings) and `hparams_from` are blurbflow.grid's; seeds and
-the study keys are blurbflow.study_plan'.
+typed options (blurbflow.options.CellOptions). The package holds every step from the config to
+the cells: its keys checked (validate, schema), recipes resolved (recipes), their grids and
+`hparams_from` (grid), seeds and the study keys (study_plan), `init_from` (init_from) and a
+cell's identity (identity).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from blurbflow import paths
-from blurbflow.errors import ConfigError
-from blurbflow.grid import (
+from blurbflow.config.grid import (
     SELECTED,
     SELECTED_KEYS,
     check_hparams_from,
@@ -24,18 +23,9 @@ from blurbflow.grid import (
     hparams_sources,
     selection_file,
 )
-from blurbflow.init_from import init_from_options, link_cells
-from blurbflow.lora_options import check_large
-from blurbflow.models.limits import (
-    available_folder,
-    first_token_problem,
-    model_type,
-    position_limit,
-)
-from blurbflow.models.prefetch import model_settings
-from blurbflow.options import CellOptions, InitFrom, InputOptions, check_options
-from blurbflow.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
-from blurbflow.study_plan import (
+from blurbflow.config.init_from import init_from_options, link_cells
+from blurbflow.config.recipes import COSMETIC_KEYS, epochs_for, resolve_recipe
+from blurbflow.config.study_plan import (
     adaptive_spec,
     check_study_selection,
     chosen_on_reference,
@@ -45,9 +35,20 @@ from blurbflow.study_plan import (
     study_seeds,
     task_runs,
 )
+from blurbflow.config.validate import check_names, grid_collision
+from blurbflow.models.limits import (
+    available_folder,
+    first_token_problem,
+    model_type,
+    position_limit,
+)
+from blurbflow.models.prefetch import model_settings
+from blurbflow.options import CellOptions, InitFrom, InputOptions, check_options
+from blurbflow.options.lora import check_large
 from blurbflow.tasks import get_task
 from blurbflow.tasks.crossval import PARENT
-from blurbflow.validate import check_names, grid_collision
+from blurbflow.util import paths
+from blurbflow.util.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def cell_options(
         ]
         given.update(dict.fromkeys(SELECTED_KEYS), epochs=max(budgets), hparams=SELECTED)
         given.update(hparams_from=sources, selection_file=selection_file(model, task, recipe))
-    if resolved.get("init_from"):  # starts from another cell's weights (blurbflow.init_from)
+    if resolved.get("init_from"):  # starts from another cell's weights (blurbflow.config.init_from)
         given["init_from"] = InitFrom(**init_from_options(config, recipe, resolved, resolve_recipe))
     if given["train_on"] == "train+dev":
         # Nothing is held out to select on: the last epoch is the model (dev is still scored).
@@ -147,7 +148,7 @@ def cell_options(
     # the rules between options (blurbflow.options.check_options), now the task is known
     entities, span = spec.kind.inputs == "entities", spec.kind.target == "span"
     check_options(options, f"recipes.{recipe}", entities=entities, span=span)
-    check_large(options, f"recipes.{recipe}")  # lora, frozen_dtype (blurbflow.lora_options)
+    check_large(options, f"recipes.{recipe}")  # lora, frozen_dtype (blurbflow.options.lora)
     return options
 
 

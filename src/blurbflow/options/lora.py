@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from blurbflow.errors import ConfigError
+from blurbflow.util.errors import ConfigError
 
 ALL_LINEAR = "all-linear"  # every linear layer of the encoder (peft's name), never the head
 FROZEN_DTYPES = ("fp32", "bf16")
@@ -83,7 +83,7 @@ class LoRA:
 
 def check_large(options, where: str) -> None:
     """The rules of `lora` and `frozen_dtype` with the other options (run with
-    blurbflow.option_rules.check_options when the config is read)."""
+    blurbflow.options.rules.check_options when the config is read)."""
     if options.lora:
         clash = [name for name in LORA_EXCLUDES if getattr(options, name)]
         if clash:

@@ -14,10 +14,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from blurbflow.artefacts import RECORD, verify
-from blurbflow.digests import data_checksums, file_sha256, folder_sha256  # noqa: F401
 from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
+from blurbflow.util.artefacts import RECORD, verify
+from blurbflow.util.digests import data_checksums, file_sha256, folder_sha256  # noqa: F401
 
 SPLITS = ("train", "dev", "test")
 SEED_FILES = ("result.json", "predictions.parquet")
@@ -29,7 +29,7 @@ def model_identity(options: CellOptions) -> dict:
     (blurbflow.models.prefetch.model_folder); for a hub snapshot also its commit."""
     folder = Path(model_folder(options.model_options))
     commit = folder.name if folder.parent.name == "snapshots" else None
-    # a built model's record (blurbflow.artefacts) is about its files, not part of them
+    # a built model's record (blurbflow.util.artefacts) is about its files, not part of them
     names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
     names = [name for name in names if name != RECORD]
     return {"commit": commit, "sha256": folder_sha256(folder, names)}
@@ -60,7 +60,7 @@ def check_inputs(encoded_dir: str | os.PathLike, data_dir: str | os.PathLike) ->
 
 
 def verify_inputs(options: CellOptions, encoded_dir, data_dir) -> None:
-    """Every recorded input folder is what its producer wrote (blurbflow.artefacts: every
+    """Every recorded input folder is what its producer wrote (blurbflow.util.artefacts: every
     sha256, which the identity computes anyway): else DamagedArtefact naming the file and the
     rule that rebuilds it, before any seed reads it."""
     verify(data_dir, "prepared data")
@@ -86,7 +86,12 @@ def identity_difference(old: dict | None, new: dict) -> str | None:
         return None
     if not isinstance(old, dict):
         return "no identity recorded (written before identities were)"
-    names = ("model", "tokenized", "data", "init_weights")  # init_weights: blurbflow.init_from
+    names = (
+        "model",
+        "tokenized",
+        "data",
+        "init_weights",
+    )  # init_weights: blurbflow.config.init_from
     parts = [name for name in names if old.get(name) != new.get(name)]
     return "differs in " + ", ".join(parts or ["its keys"]) + " content"
 

@@ -19,8 +19,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from blurbflow.digests import file_sha256
-from blurbflow.io import write_json_atomic
+from blurbflow.util.digests import file_sha256
+from blurbflow.util.io import write_json_atomic
 
 RECORD = "blurbflow-files.json"
 # What each kind of derived folder holds and which rule writes it.

@@ -3,15 +3,15 @@ from blurbflow.options, which re-exports `check_options`."""
 
 from __future__ import annotations
 
-from blurbflow.errors import ConfigError
+from blurbflow.util.errors import ConfigError
 
 
 def check_options(options, where: str, *, entities: bool = False, span: bool = False) -> None:
     """The rules between a cell's options, run when the config is read (blurbflow.config);
     `options`: a blurbflow.options.CellOptions. `entities`: the task reads entity pairs (RE);
     `span`: extractive QA. Rules between recipes or studies are elsewhere: `hparams_from`
-    (blurbflow.grid), `init_from` (blurbflow.init_from), cross-validation, adaptive seeds and
-    `choose` (blurbflow.study_plan), `export_models` needs `keep_model`
+    (blurbflow.config.grid), `init_from` (blurbflow.config.init_from), cross-validation,
+    adaptive seeds and `choose` (blurbflow.config.study_plan), `export_models` needs `keep_model`
     (blurbflow.export.check)."""
     if options.train_on == "train+dev" and options.patience:
         raise ConfigError(

@@ -4,9 +4,9 @@ a number or a mapping task → number (with `default`)."""
 
 from __future__ import annotations
 
-from blurbflow.errors import ConfigError, did_you_mean
 from blurbflow.options import defaults
 from blurbflow.tasks.crossval import PARENT
+from blurbflow.util.errors import ConfigError, did_you_mean
 
 # Recipe keys that change no computation: editing them re-runs nothing (not in a cell's options).
 COSMETIC_KEYS = ("description",)

@@ -3,7 +3,7 @@ the schema's `description` says is expected (before Snakemake's own `validate`).
 
 from __future__ import annotations
 
-from blurbflow.errors import ConfigError, did_you_mean
+from blurbflow.util.errors import ConfigError, did_you_mean
 
 
 def _schema_node(schema: dict, node: dict) -> dict:

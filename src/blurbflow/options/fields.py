@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from blurbflow.errors import ConfigError
+from blurbflow.util.errors import ConfigError
 
 
 class _Unset:
@@ -61,7 +61,7 @@ def _about(help: str) -> Any:
 
 
 def _grid_axis(one: dict) -> dict:
-    """One value, or a list of them: a grid axis chosen on dev (blurbflow.grid)."""
+    """One value, or a list of them: a grid axis chosen on dev (blurbflow.config.grid)."""
     return {"oneOf": [one, {"type": "array", "minItems": 1, "items": one}]}
 
 
@@ -191,7 +191,7 @@ class ModelOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class InitFrom:
-    """The source cells a dependant starts from (blurbflow.init_from)."""
+    """The source cells a dependant starts from (blurbflow.config.init_from)."""
 
     task: str
     recipe: str

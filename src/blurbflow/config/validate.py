@@ -12,16 +12,16 @@ import math
 import re
 from pathlib import PurePosixPath
 
-from blurbflow import paths
-from blurbflow.errors import ConfigError, did_you_mean
-from blurbflow.grid import GRID_KEYS
+from blurbflow.config.grid import GRID_KEYS
+from blurbflow.config.recipes import resolve_recipe
+from blurbflow.config.schema import check_keys, check_values
 from blurbflow.models.prefetch import local_model_problem
 from blurbflow.options import CellOptions
-from blurbflow.recipes import resolve_recipe
-from blurbflow.schema import check_keys, check_values
 from blurbflow.tasks.custom import check_section
 from blurbflow.tasks.registry import BUILTIN, all_tasks
 from blurbflow.tasks.types import check_metric_recorded
+from blurbflow.util import paths
+from blurbflow.util.errors import ConfigError, did_you_mean
 
 # Model, task, recipe and study names become folders and command-line words: letters, digits,
 # `.`, `_`, `-`, no leading dot (never `.`/`..`/hidden), at most 64 characters.

@@ -24,11 +24,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from blurbflow import paths
-from blurbflow.errors import ConfigError
-from blurbflow.grid import SELECTED, grid_points, hparams_name
-from blurbflow.identity import file_sha256
+from blurbflow.config.grid import SELECTED, grid_points, hparams_name
+from blurbflow.config.identity import file_sha256
 from blurbflow.options import CellOptions
+from blurbflow.util import paths
+from blurbflow.util.errors import ConfigError
 
 WEIGHTS = "weights.pt"  # a keep_weights cell's fine-tuned state dict, in its seed folder
 INIT_KEYS = ("task", "recipe", "seed")

@@ -1,4 +1,4 @@
-"""The config error every check raises (blurbflow.validate, blurbflow.tasks.custom), and the
+"""The config error every check raises (blurbflow.config.validate, blurbflow.tasks.custom), and the
 hint it gives for a misspelt name."""
 
 import difflib

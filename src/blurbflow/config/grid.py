@@ -18,9 +18,9 @@ import json
 import os
 from pathlib import Path
 
-from blurbflow import paths
-from blurbflow.errors import ConfigError
 from blurbflow.options import CellOptions
+from blurbflow.util import paths
+from blurbflow.util.errors import ConfigError
 
 GRID_KEYS = ("lr", "batch_size", "reinit_top", "layerwise_lr_decay", "freeze_lower")
 # How a technique axis shows in the hparams folder name, only when the recipe lists it: a recipe

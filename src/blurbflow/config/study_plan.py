@@ -3,8 +3,8 @@ that change what runs and what its table selects (`choose`, `reference_models`).
 
 from __future__ import annotations
 
-from blurbflow.errors import ConfigError
 from blurbflow.options import CellOptions
+from blurbflow.util.errors import ConfigError
 
 
 def _seed_list(seeds) -> list[int]:
@@ -201,7 +201,7 @@ def evaluation_options(options: CellOptions, tune_task: str) -> CellOptions:
     """An evaluation fold's options from those of its recipe on that fold: hyperparameters and
     epochs from the tune fold's search (`hparams_from` the same recipe, `hparams_task`), trained
     on the fold's whole train file, the last epoch kept (no dev held out, no early stopping)."""
-    from blurbflow.grid import SELECTED, SELECTED_KEYS, selection_file
+    from blurbflow.config.grid import SELECTED, SELECTED_KEYS, selection_file
 
     recipe, model = options.recipe, options.model
     evaluation = options.replace(
@@ -235,8 +235,8 @@ def chosen_on_reference(study: dict, model: str, task: str, recipe: str, points:
 
 def reference_options(options: CellOptions, reference: list[str]) -> CellOptions:
     """A model's options at the point its study's reference models choose on dev (the grid
-    keys set by that selection, blurbflow.grid.with_selection), in the folder `on-…`."""
-    from blurbflow.grid import GRID_KEYS, reference_file, reference_name
+    keys set by that selection, blurbflow.config.grid.with_selection), in the folder `on-…`."""
+    from blurbflow.config.grid import GRID_KEYS, reference_file, reference_name
 
     return options.replace(
         **dict.fromkeys(GRID_KEYS),
