@@ -21,6 +21,7 @@ from transformers import (
 )
 
 from blurbflow.models.load import load_for_task
+from blurbflow.models.pooling import pooling_used
 from blurbflow.options import check_options
 from blurbflow.tasks import get_task
 from blurbflow.util.errors import ConfigError
@@ -164,3 +165,65 @@ def test_extractive_qa_refuses_cls_linear():
         check_options(options, "recipes.r", span=True)
     with pytest.raises(ValueError, match="use head: linear"):
         load_for_task("unused", get_task("squad2"), head="cls_linear")
+
+
+def _head_input(model, ids, mask) -> torch.Tensor:
+    """What the classifier of a loaded sequence model reads (its input, by a forward hook)."""
+    seen = []
+    layer = model.classifier if isinstance(model.classifier, torch.nn.Linear) else None
+    layer = layer or model.classifier.out_proj
+    handle = layer.register_forward_hook(lambda _m, args, _out: seen.append(args[0]))
+    with torch.no_grad():
+        model(input_ids=ids, attention_mask=mask)
+    handle.remove()
+    return seen[0]
+
+
+@pytest.mark.parametrize("head", ["linear", "cls_linear"])
+def test_untrained_pooler_heads_read_the_cls_state_not_the_pooler(folders, head):
+    """A model entry's `untrained_pooler` (BioM-BERT-L: pretrained without NSP, so its pooler
+    was never trained): both heads read the raw [CLS] state, and the pooler is gone. Without
+    the setting, BERT's heads read the pooler's output."""
+    spec, (ids, mask) = get_task("chemprot"), _inputs()
+    bert = AutoModel.from_pretrained(folders["bert"]).eval()
+    with torch.no_grad():
+        encoded = bert(input_ids=ids, attention_mask=mask)
+    cls_state, pooled = encoded.last_hidden_state[:, 0], encoded.pooler_output
+
+    plain = load_for_task(str(folders["bert"]), spec, dropout=0.0, head=head).eval()
+    torch.testing.assert_close(_head_input(plain, ids, mask), pooled)
+
+    model = load_for_task(
+        str(folders["bert"]), spec, dropout=0.0, head=head, untrained_pooler=True
+    ).eval()
+    read = _head_input(model, ids, mask)
+    torch.testing.assert_close(read, cls_state)
+    assert not torch.allclose(read, pooled)
+    assert model.bert.pooler is None and not model.use_pooler
+    assert pooling_used(model, token_level=False) == "cls"  # result.json's `pooling`
+    assert new_parameters(model, folders["bert"]) == {
+        "classifier.weight": (6, 16),
+        "classifier.bias": (6,),
+    }
+    # token tasks never read a pooler: the setting leaves them as they are
+    tagger = load_for_task(str(folders["bert"]), get_task("bc5chem"), untrained_pooler=True)
+    assert type(tagger).__name__ == "BertForTokenClassification"
+
+
+def test_untrained_pooler_is_a_cell_option_of_its_model_only():
+    """The model entry's setting reaches its cells' options (so result.json records it), and
+    no other model's; the tokenize step's settings leave it out (it changes no input)."""
+    from blurbflow.config import cell_options
+    from blurbflow.models.prefetch import model_settings
+
+    entry = {"hub_id": "org/bert-no-nsp", "untrained_pooler": True}
+    config = {
+        "models": {"no-nsp": entry, "bert": {"hub_id": "org/bert"}},
+        "recipes": {"r": {"lr": 3e-5, "batch_size": 16}},
+        "studies": {},
+    }
+    ours = cell_options(config, "no-nsp", "chemprot", "r", 3e-5, 16)
+    other = cell_options(config, "bert", "chemprot", "r", 3e-5, 16)
+    assert ours.untrained_pooler is True and ours.to_dict()["untrained_pooler"] is True
+    assert "untrained_pooler" not in other.to_dict()
+    assert "untrained_pooler" not in model_settings("no-nsp", entry)

@@ -253,13 +253,17 @@ def test_tinn_tables_7_to_9_cover_blurb():
     assert max(d for m, d in reinit if m == "pubmedbert-large") == 6
     final = _options("tinn-table9-biosses", "tinn-biosses-train-dev")
     assert final.train_on == "train+dev" and final.select == "last"
-    # "Standard": Gu's for the BASE model, the improved optimisation for the LARGE ones
+    # "Standard": Gu's for the BASE model, the improved optimisation for the LARGE ones (BERT
+    # and BioBERT run `standard` alone: the reference models of its grid point)
     standard = {(c.model, c.recipe) for c in cells if c.recipe in ("standard", "tinn-improved")}
     assert standard == {
         ("pubmedbert", "standard"),
         ("pubmedbert-large", "tinn-improved"),
         ("pubmedelectra-large", "tinn-improved"),
+        ("bert", "standard"),
+        ("biobert", "standard"),
     }
+    assert {c.model for c in cells if c.recipe != "standard"}.isdisjoint({"bert", "biobert"})
     single = {
         (c.model, c.task, c.options.inputs.segment_ids)
         for c in cells
@@ -270,6 +274,24 @@ def test_tinn_tables_7_to_9_cover_blurb():
     table2 = {(c.task, c.recipe) for c in expand_cells(CONFIG, ["tinn-table2"]).values()}
     improved = {t for t, r in table2 if r == "tinn-improved"}
     assert improved == {"biosses", "bioasq"} and len({t for t, _ in table2}) == 13
+
+
+def test_tinn_gu_protocol_runs_take_gus_selection():
+    # Tinn's Table 2 adopts Gu's fine-tuning, and 11 of its 13 BASE Standard values are Gu
+    # Table 6's, run at the point chosen on BERT and BioBERT: `standard` is chosen there in
+    # every Tinn study that runs it; their cells are gu-table6's, so nothing trains twice
+    gu6 = expand_cells(CONFIG, ["gu-table6"])
+    for name in ("tinn-table2", "tinn-table8", "tinn-table9", "tinn-table11"):
+        study = CONFIG["studies"][name]
+        assert study["reference_models"] == ["bert", "biobert"], name
+        cells = expand_cells(CONFIG, [name])
+        reference = {k for k, c in cells.items() if c.model in ("bert", "biobert")}
+        assert reference and reference <= set(gu6), name
+        assert {c.recipe for k, c in cells.items() if k in reference} == {"standard"}, name
+    # ELECTRA ("fine-tuned in an identical manner") trains the chosen point only
+    table2 = expand_cells(CONFIG, ["tinn-table2"]).values()
+    electra = {c.hparams for c in table2 if (c.model, c.recipe) == ("pubmedelectra", "standard")}
+    assert electra == {"on-bert+biobert"}
 
 
 def test_train_dev_recipe_takes_the_setting_its_reinit_search_selected():
@@ -462,6 +484,13 @@ def test_biom_table2_uses_the_appendix_settings_and_bioasq_after_squad2():
     assert {o.task for o in jobs.values() if o.model == "biolm-large-pm-m3-voc"} == {"chemprot"}
     bioroberta = next(o for o in jobs.values() if o.model == "biolm-large-pm-m3-voc")
     assert bioroberta.adam_bias_correction and bioroberta.eval_every_steps is None
+    # NER and ChemProt at 256 tokens (the authors' example notebook); ALBERT_xxlarge is v1 (their
+    # Table 1's 1.5M steps); BioM-BERT-L's pooler was never trained (ELECTRA's code, no NSP)
+    ner_re = ("bc5chem", "bc5disease", "ncbidisease", "chemprot")
+    assert {o.max_length for o in jobs.values() if o.task in ner_re} == {256}
+    assert CONFIG["models"]["albert-xxlarge"]["hub_id"] == "albert/albert-xxlarge-v1"
+    untrained = {o.model for o in jobs.values() if o.untrained_pooler is True}
+    assert untrained == {"biom-bert-large"}
     # the appendix's epochs, the last kept; SQuAD2.0 and BioASQ on every training question
     assert {o.selection for o in jobs.values()} == {"last"}
     qa = {o.train_on for o in jobs.values() if o.task in ("squad2", "bioasq-factoid")}

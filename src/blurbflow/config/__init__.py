@@ -127,9 +127,9 @@ def cell_options(
         max_length=int(task_cfg.get("max_length", resolved.get("max_length") or spec.max_length)),
         code_version=str(config.get("code_version", "1")),
     )
-    # model, model_source, and of revision, cased, add_prefix_space, trust_remote_code only
-    # those the model's entry sets, so cells of other models keep their params
-    given.update(model_settings(model, config["models"][model]))
+    # model, model_source, and of revision, cased, add_prefix_space, trust_remote_code,
+    # untrained_pooler only those the model's entry sets, so cells of other models keep their params
+    given.update(model_settings(model, config["models"][model], cell=True))
     if resolved.get("hparams_from"):
         # chosen by the search (blurbflow.results.handover); epochs: the searches' budget, an
         # upper bound for the job's resources until the selection sets it

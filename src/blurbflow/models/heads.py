@@ -11,6 +11,10 @@ the matching `*For*Classification` model and layer surgery finds the layers unch
   layer); a pooler that is not read is removed (blurbflow.models.load.cls_linear_encoder), so
   nothing else is newly initialised. Token tasks: one linear layer per token, as `linear` for
   BERT, RoBERTa, ELECTRA and DeBERTa (ModernBERT's own token head adds dense + act + norm).
+- a model entry's `untrained_pooler` (a BERT pretrained without next-sentence prediction, e.g.
+  BioM-BERT-L with ELECTRA's code): no sequence head reads its pooler, which is removed;
+  `linear` is then this model's one linear layer on the raw [CLS] state (ELECTRA's fine-tuning
+  head), the same as `cls_linear`.
 - token tasks: encoder states → [BiLSTM] → dropout → linear, per token;
 - sequence tasks: encoder states → [BiLSTM] → pooled feature → dropout → linear. Pooling:
   `cls` = the state at position 0 ([CLS]) — except after a BiLSTM, where it is the mean of the

@@ -118,6 +118,7 @@ def load_for_task(
     num_tokens: int | None = None,
     trust_remote_code: bool = False,
     sequence_pooling: str | None = None,
+    untrained_pooler: bool = False,
 ):
     """The pretrained encoder with a freshly initialised head for the task type (ValueError for
     a head that reads a decoder's first token).
@@ -130,7 +131,10 @@ def load_for_task(
     "linear layer"; `cls_linear_encoder` reads BERT's pretrained pooler); `num_tokens`
     grows the input embeddings to cover added tokens (entity markers); `trust_remote_code` only
     when the model's config says so; `sequence_pooling` (`cls`, `mean`; recipe option `pooling`)
-    overrides the architecture's own pooling where `pooling` is `cls` (blurbflow.models.pooling)."""
+    overrides the architecture's own pooling where `pooling` is `cls` (blurbflow.models.pooling);
+    `untrained_pooler` (the model entry's): the checkpoint's pooler was never trained, so no
+    sequence head reads it: `linear` becomes one linear layer on the [CLS] state, as `cls_linear`
+    (a TaskModel without the pooler)."""
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -169,6 +173,10 @@ def load_for_task(
     mean = sequence_pooling == "mean"
     custom = head != "linear" or pooling != "cls"
     custom = custom or poolings.needs_task_model(config, sequence_pooling)
+    # the architecture's own head would read a pooler that pretraining never trained
+    reads_pooler = poolings.own_head_reads(config) == "pooler"
+    skip_pooler = untrained_pooler and not token_level and reads_pooler
+    custom = custom or skip_pooler
     if custom:
         auto = AutoModel
     elif token_level:
@@ -183,9 +191,10 @@ def load_for_task(
 
     use_pooler = False
     if head == "cls_linear":
-        use_pooler = cls_linear_encoder(
-            model, info, pooled=not token_level and pooling == "cls" and not mean
-        )
+        pooled = not token_level and pooling == "cls" and not mean and not untrained_pooler
+        use_pooler = cls_linear_encoder(model, info, pooled=pooled)
+    elif untrained_pooler and getattr(model, "pooler", None) is not None:
+        model.pooler = None  # never read: not a parameter to train
     return TaskModel(
         model,
         token_level=token_level,
@@ -200,7 +209,9 @@ def load_for_task(
 
 # Architectures whose pretraining trains the pooler over [CLS] (next-sentence or sentence-order
 # prediction). A RoBERTa or ELECTRA checkpoint may hold pooler weights too (saved from a bare
-# `RobertaModel`), but those were never trained: `cls_linear` does not read them.
+# `RobertaModel`), but those were never trained: `cls_linear` does not read them. A BERT
+# checkpoint pretrained without such an objective (BioM-BERT-L: ELECTRA's code, no NSP) says so
+# with the model entry's `untrained_pooler` (`load_for_task`).
 POOLER_PRETRAINED = ("bert", "albert", "megatron-bert")
 
 

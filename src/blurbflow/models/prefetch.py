@@ -39,6 +39,9 @@ COMMIT = re.compile(r"[0-9a-f]{40}")
 # The model entry's keys that change what a cell computes, copied into its options when set
 # (absent otherwise, so cells of models that do not set them keep their params).
 SETTING_KEYS = ("revision", "cased", "add_prefix_space", "trust_remote_code", "sha256", "subfolder")
+# Keys that change only the head a cell builds, not its tokenizer or files: cell options alone.
+HEAD_SETTING_KEYS = ("untrained_pooler",)
+FLAGS = ("trust_remote_code", "untrained_pooler")  # copied only when true
 # The weights, in transformers' order of preference for a local folder: (file, shard pattern).
 WEIGHTS = (
     ("model.safetensors", None),
@@ -59,13 +62,14 @@ class ModelNotCached(ValueError):
         )
 
 
-def model_settings(name: str, entry: dict) -> dict:
+def model_settings(name: str, entry: dict, cell: bool = False) -> dict:
     """A config model entry as cell options: `model`, `model_source` (its path, hub id or url)
-    and the settings of `SETTING_KEYS` it sets (`trust_remote_code` only when true)."""
+    and the settings of `SETTING_KEYS` it sets (`FLAGS` only when true); `cell`: also those of
+    `HEAD_SETTING_KEYS` (a cell's options, not a tokenizer's)."""
     source = entry.get("path") or entry.get("hub_id") or entry["url"]
     settings = {"model": name, "model_source": source}
-    for key in SETTING_KEYS:
-        if entry.get(key) is not None and (key != "trust_remote_code" or entry[key]):
+    for key in SETTING_KEYS + (HEAD_SETTING_KEYS if cell else ()):
+        if entry.get(key) is not None and (key not in FLAGS or entry[key]):
             settings[key] = entry[key]
     return settings
 

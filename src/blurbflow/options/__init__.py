@@ -135,6 +135,7 @@ class CellOptions:
     cased: bool = _optional("the model entry's `cased`")
     add_prefix_space: bool = _optional("the model entry's `add_prefix_space`")
     trust_remote_code: bool = _optional("the model entry's `trust_remote_code`")
+    untrained_pooler: bool = _optional("the model entry's `untrained_pooler`")
     sha256: str = _optional("a URL model's archive digest")
     subfolder: str = _optional("the model folder inside a URL model's archive")
     hparams_from: tuple[str, ...] = _option(

@@ -79,6 +79,7 @@ def build_model_and_optimizer(
         num_tokens=num_tokens,
         trust_remote_code=bool(o.trust_remote_code),
         sequence_pooling=o.pooling or None,
+        untrained_pooler=bool(o.untrained_pooler),
     )
     if init_weights is not None:
         loaded = load_matching(model, init_weights)
