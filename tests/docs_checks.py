@@ -242,3 +242,42 @@ def command_problem(command: str) -> str | None:
         if swallowed:
             return f"{swallowed} taken as --config/--configfile values: put the target first"
     return None
+
+
+# -- figures, issue numbers, words ------------------------------------------------------------
+FIGURE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,]\d)")  # 39,405 and 1,842
+
+
+def stated(text: str) -> str:
+    """A page's own text: generated regions out."""
+    return GENERATED_REGION.sub("", text)
+
+
+def repeated_figures(pages: dict[str, str]) -> list[str]:
+    """Figures (numbers of thousands: counts, hours) stated on more than one page outside what
+    docgen generates: state one once and link it, or generate it."""
+    pages_of: dict[str, list[str]] = {}
+    for page, text in pages.items():
+        if page in GENERATED_PAGES:
+            continue
+        for figure in set(FIGURE.findall(stated(text))):
+            pages_of.setdefault(figure, []).append(page)
+    return sorted(f"{f} on {', '.join(sorted(p))}" for f, p in pages_of.items() if len(p) > 1)
+
+
+ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def issue_numbers(pages: dict[str, str]) -> list[str]:
+    """This project's issue numbers, which readers cannot see (a link to another project's
+    issue is fine: its number is the link's text)."""
+    problems = []
+    for page, text in pages.items():
+        text = re.sub(r"\[[^\]]*\]\(https?://[^)]*\)", "", text)
+        problems += [f"{page}: {hit}" for hit in ISSUE.findall(text)]
+    return problems
+
+
+def words(text: str) -> int:
+    """As `wc -w` counts them."""
+    return len(text.split())
