@@ -1,0 +1,110 @@
+"""An option nothing reads fails here: every field of `CellOptions` (and of its `InputOptions`)
+is read by the code that acts on options — the engine (train/, models/, data/, qa/, metrics/,
+tasks/) or the planning that turns options into jobs (grid.py, init_from.py, cluster.py) —
+directly (`options.lr`) or through one of CellOptions' own properties that such code reads
+(`options.selection` reads `select`). A static check of attribute names: a field added to the
+dataclass and its docs but wired to nothing is caught before it silently changes every cell's
+identity and nothing else (docs/extending.md, "A recipe option")."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+from blurbflow.option_fields import InputOptions
+from blurbflow.options import CellOptions
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blurbflow"
+READERS = ["train", "models", "data", "qa", "metrics", "tasks", "grid.py", "init_from.py"]
+READERS += ["cluster.py"]
+# Fields that are in a cell's options on purpose though no code acts on them, and why.
+RECORD_ONLY = {
+    "code_version": "in every cell's options and identity so that changing it re-runs them all",
+    "selected_from": "records the search point a final cell trained with (train/job.py)",
+}
+
+
+def _modules(names: list[str]) -> list[Path]:
+    found = []
+    for name in names:
+        path = PACKAGE / name
+        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return found
+
+
+def read_attributes(paths: list[Path]) -> set[str]:
+    """Every attribute name read (`x.name`, not assigned) in these modules."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                names.add(node.attr)
+    return names
+
+
+def property_reads(cls: type) -> dict[str, set[str]]:
+    """Each property or method of `cls` → the `self.<field>` it reads."""
+    source = (PACKAGE / "options.py").read_text()
+    (node,) = [
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.ClassDef) and n.name == cls.__name__
+    ]
+    reads = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef):
+            reads[item.name] = {
+                n.attr
+                for n in ast.walk(item)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            }
+    return reads
+
+
+def unread_fields(fields: list[str], read: set[str], through: dict[str, set[str]]) -> list[str]:
+    """The fields neither read by name nor through a property that is read."""
+    reached = set(read)
+    for name, fields_it_reads in through.items():
+        if name in read:
+            reached |= fields_it_reads
+    return [f for f in fields if f not in reached and f not in RECORD_ONLY]
+
+
+def _fields(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+READ = read_attributes(_modules(READERS))
+
+
+def test_every_cell_option_is_read_by_engine_code():
+    fields = _fields(CellOptions) + _fields(InputOptions)
+    assert unread_fields(fields, READ, property_reads(CellOptions)) == [], (
+        "a CellOptions field no engine or planning code reads: wire it where it acts "
+        "(docs/extending.md, 'A recipe option'), or remove it"
+    )
+
+
+def test_record_only_fields_are_exactly_those_nothing_reads():
+    for name in RECORD_ONLY:
+        assert name in _fields(CellOptions), f"{name}: no such field"
+        assert name not in READ, f"{name} is read now: take it off RECORD_ONLY"
+
+
+def test_a_planted_unused_field_fails_the_check():
+    planted = dataclasses.make_dataclass(
+        "Planted",
+        [("warmup_shape", str, dataclasses.field(default="linear"))],
+        bases=(CellOptions,),
+        frozen=True,
+    )
+    unread = unread_fields(_fields(planted), READ, property_reads(CellOptions))
+    assert unread == ["warmup_shape"]
+    # and through a property: `select` counts only because `selection` is read
+    assert "select" not in READ and "selection" in READ
+    assert unread_fields(["select"], READ - {"selection"}, property_reads(CellOptions)) == [
+        "select"
+    ]
