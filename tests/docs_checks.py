@@ -253,14 +253,20 @@ def stated(text: str) -> str:
     return GENERATED_REGION.sub("", text)
 
 
+def is_round(number: str) -> bool:
+    """1,000 or 200,000: a limit or a setting in round numbers, not a counted figure."""
+    return bool(re.fullmatch(r"\d0*", number.replace(",", "")))
+
+
 def repeated_figures(pages: dict[str, str]) -> list[str]:
-    """Figures (numbers of thousands: counts, hours) stated on more than one page outside what
-    docgen generates: state one once and link it, or generate it."""
+    """Figures (numbers of thousands, counted or measured: 39,405 cells, 1,842 jobs) stated on
+    more than one page outside what docgen generates: state one once and link it, or generate
+    it. Round numbers (1,000) are limits and settings, said where they apply."""
     pages_of: dict[str, list[str]] = {}
     for page, text in pages.items():
         if page in GENERATED_PAGES:
             continue
-        for figure in set(FIGURE.findall(stated(text))):
+        for figure in {f for f in FIGURE.findall(stated(text)) if not is_round(f)}:
             pages_of.setdefault(figure, []).append(page)
     return sorted(f"{f} on {', '.join(sorted(p))}" for f, p in pages_of.items() if len(p) > 1)
 

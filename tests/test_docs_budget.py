@@ -82,9 +82,10 @@ def test_a_figure_is_stated_on_one_page_or_generated():
 def test_a_figure_on_two_pages_is_caught():
     planted = {
         "README.md": "It has 39,405 cells.\n<!-- BEGIN x -->6,285 jobs<!-- END x -->\n",
-        "docs/slurm.md": "39,405 cells in 6,285 jobs; 1,000 queued",
+        "docs/slurm.md": "39,405 cells in 6,285 jobs; 1,000 queued",  # a round limit: not a figure
         "docs/fidelity.md": "39,405 cells in 6,285 jobs",
-        "config/README.md": "1,000 seeds",  # generated pages are one place
+        "docs/seeds.md": "1,000 seeds",
+        "config/README.md": "6,285 jobs",  # generated pages are one place
     }
     assert repeated_figures(planted) == [
         "39,405 on README.md, docs/fidelity.md, docs/slurm.md",
