@@ -100,10 +100,13 @@ def _joined(text: str) -> str:
 
 def missing_citations(files: dict[str, str], known: dict[str, str] | None = None) -> list[str]:
     """`README "X"`, `docs/page.md, "X"`: the page must exist and have a section X (a heading
-    or a list item's bold lead-in starting with X)."""
+    or a list item's bold lead-in starting with X); a page named anywhere must exist."""
     known = known or {}
     problems = []
     for source, text in files.items():
+        for page in sorted(set(re.findall(r"\b((?:docs|config|benchmarks)/[\w-]+\.md)\b", text))):
+            if page not in known and not (REPO / page).is_file():
+                problems.append(f"{source}: names {page}: no such page")
         for page, title in CITATION.findall(_joined(text)):
             page = "README.md" if page.startswith("README") and "/" not in page else page
             candidates = [page, page_of(source, page), f"docs/{page}"]
