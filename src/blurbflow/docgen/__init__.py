@@ -4,5 +4,6 @@ from blurbflow.options (each field's help, choices and schema); writes the confi
 reference config/README.md from the schema, the reference page docs/reference.md from the code
 (blurbflow.docgen.terms) and docgen/reference.yaml, and the README's paper-config cost from
 `snakemake plan`'s code. `--check` writes nothing and fails when a file is out of date
-(tests/test_option_docs.py, tests/test_config_reference.py, tests/test_docs_generated.py).
+(tests/test_option_docs.py, tests/test_config_reference.py, tests/test_docs_concepts.py,
+tests/test_docs_budget.py).
 """
