@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
+import inspect
+import textwrap
 from pathlib import Path
 
 from blurbflow.option_fields import InputOptions
 from blurbflow.options import CellOptions
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blurbflow"
-READERS = ["train", "models", "data", "qa", "metrics", "tasks", "grid.py", "init_from.py"]
-READERS += ["cluster.py"]
+# the packages and modules that act on options, by import name (they may move)
+READERS = ["train", "models", "data", "qa", "metrics", "tasks", "grid", "init_from", "cluster"]
 # Fields that are in a cell's options on purpose though no code acts on them, and why.
 RECORD_ONLY = {
     "code_version": "in every cell's options and identity so that changing it re-runs them all",
@@ -28,8 +30,8 @@ RECORD_ONLY = {
 def _modules(names: list[str]) -> list[Path]:
     found = []
     for name in names:
-        path = PACKAGE / name
-        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        path = Path(importlib.import_module(f"blurbflow.{name}").__file__)
+        found += sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
     return found
 
 
@@ -45,12 +47,7 @@ def read_attributes(paths: list[Path]) -> set[str]:
 
 def property_reads(cls: type) -> dict[str, set[str]]:
     """Each property or method of `cls` → the `self.<field>` it reads."""
-    source = (PACKAGE / "options.py").read_text()
-    (node,) = [
-        n
-        for n in ast.walk(ast.parse(source))
-        if isinstance(n, ast.ClassDef) and n.name == cls.__name__
-    ]
+    (node,) = ast.parse(textwrap.dedent(inspect.getsource(cls))).body
     reads = {}
     for item in node.body:
         if isinstance(item, ast.FunctionDef):
