@@ -1,4 +1,4 @@
-"""How long Snakemake takes to plan the full default config (every study, every seed), on the
+"""How long Snakemake takes to plan the full paper config (every study, every seed), on the
 real workflow with the real config.yaml, when (a) everything is up to date, locally and through
 `--profile slurm` (the SLURM executor plugin's start-up included), and (b) one recipe option
 changed (issue 6: ≤ 15 s each on the 2-core reference machine).

@@ -48,11 +48,11 @@ def test_every_schema_key_is_described_in_the_schema_and_the_reference():
     for path, key, node in _properties(schema, defs):
         if not _described(node, defs):
             undescribed.append(f"{path}/{key}")
-        if f".{key}` |" not in text and f"| `{key}` |" not in text and f"## `{key}`" not in text:
+        if f".{key}` (" not in text and f"- `{key}` (" not in text and f"## `{key}`" not in text:
             missing.append(f"{path}/{key}")
     assert not undescribed, f"schema keys without a description: {undescribed}"
     assert not missing, f"schema keys missing from config/README.md: {missing}"
     for name in schema["properties"]:
         assert f"## `{name}`" in text
-    for name in recipe_options():  # the recipe options are one table
-        assert f"| `{name}` |" in text
+    for name, about in recipe_options().items():  # the recipe options are one list
+        assert f"- `{name}` (" in text and about["help"].replace("\n", " ") in text, name

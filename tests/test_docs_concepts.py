@@ -1,7 +1,9 @@
-"""docs/concepts.md defines every word a user meets, and docs/extending.md names files and tests
-that exist.
+"""Every word a user meets is defined: in the glossary, docs/concepts.md, or in the reference
+page docs/reference.md, which `python -m blurbflow.docgen` generates from the code (the word
+lists of blurbflow.docgen.terms) and the meanings in src/blurbflow/docgen/reference.yaml. And
+docs/extending.md names files and tests that exist.
 
-The word lists come from the code, not from a list kept here:
+The word lists come from the code, not from a list kept here (blurbflow.docgen.terms):
 - statuses: the record schema's, aggregation's `rejected`, the power labels, adaptive outcomes;
 - file and folder names: every `results/…` and `resources/…` path the workflow and the library
   spell out (and `blurbflow.util.paths`' templates), and the file-name literals of the modules that
@@ -12,10 +14,10 @@ The word lists come from the code, not from a list kept here:
   provenance rows;
 - the lines a job, its lock and checkpoint and the workflow print (their `print` calls);
 - every rule and target of the workflow and every `blurbflow` subcommand (`cli.build_parser`);
-- the schema's top-level, study and model keys (named on the page);
+- the schema's top-level, study and model keys (named in the glossary);
 - e2e: every name in a finished demo's results/ and resources/ tree.
 
-A word counts as defined when it is an entry of the page: the bold words that start a list
+A word counts as defined when it is an entry of either page: the bold words that start a list
 item (`- **word**: …`), or the first cell of a table row (several backticked names there are
 split at commas; a path defines each of its parts). `{…}` placeholders match any placeholder.
 The selection table must name each hyperparameter-choice mechanism with when it is decided,
@@ -23,7 +25,6 @@ what it writes, its module and what is refused."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
 import os
@@ -33,20 +34,27 @@ from pathlib import Path
 import pytest
 import yaml
 
+from blurbflow.docgen.__main__ import generated
+from blurbflow.docgen.terms import (
+    PACKAGE,
+    file_names,
+    log_lines,
+    normal,
+    path_parts,
+    path_templates,
+    provenance_rows,
+    report_words,
+    rules_and_commands,
+    statuses,
+)
+from blurbflow.docgen.word_index import PAGE, MissingMeaning
+from blurbflow.docgen.word_index import page as reference_page
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "concepts.md"
-PACKAGE = ROOT / "src" / "blurbflow"
-TEMPLATES = PACKAGE / "report" / "templates"
+REFERENCE = ROOT / PAGE
 
-# --- what the page defines ---------------------------------------------------------------------
-
-PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[\w ]+>")  # `{model}`, and `<model>` in help texts
-
-
-def normal(word: str) -> str:
-    """A word as compared: lower case, no backticks, any `{…}` as `{}`, no trailing `/` or `:`."""
-    word = PLACEHOLDER.sub("{}", word.replace("`", "").strip().lower())
-    return re.sub(r"\s+", " ", word).rstrip("/:").strip()
+# --- what the pages define ---------------------------------------------------------------------
 
 
 def _row_terms(cell: str) -> list[str]:
@@ -57,7 +65,7 @@ def _row_terms(cell: str) -> list[str]:
 
 
 def defined_terms(text: str | None = None) -> set[str]:
-    text = DOC.read_text() if text is None else text
+    text = DOC.read_text() + "\n" + REFERENCE.read_text() if text is None else text
     terms: set[str] = set()
     for line in text.splitlines():
         if re.match(r"\s*- \*\*", line):
@@ -86,155 +94,6 @@ def is_defined(word: str, terms: set[str]) -> bool:
 def undefined(words, terms: set[str] | None = None) -> list[str]:
     terms = defined_terms() if terms is None else terms
     return sorted({w for w in words if not is_defined(w, terms)})
-
-
-# --- word lists from the code ------------------------------------------------------------------
-
-
-def statuses() -> set[str]:
-    from blurbflow.record.schema import FINISHED, STATUSES
-    from blurbflow.results.aggregate import REJECTED
-    from blurbflow.results.power import LABELS
-    from blurbflow.results.sequential import Outcome
-
-    return {*STATUSES, *FINISHED, REJECTED.strip(": "), *LABELS, *(o.value for o in Outcome)}
-
-
-PATH_LITERAL = (
-    re.compile(r'"((?:results|resources)/[^"\n]*)"'),
-    re.compile(r"'((?:results|resources)/[^'\n]*)'"),
-)
-FILE_NAME = re.compile(r"^[\w.{}-]*\.(json|jsonl|parquet|lock|pt|csv|md|tex|html|log|txt)$")
-FILE_NAME_EXTS = re.compile(r"\.(safetensors|bin)$")
-# Raw datasets' own file names (what upstream ships, under resources/raw/): not ours to define.
-RAW_PACKAGES = ("data", "tasks", "qa", "metrics", "published")
-# Folder and marker names the code keeps as constants (module, attribute).
-NAME_CONSTANTS = (
-    ("blurbflow.record.earlier", "EARLIER"),
-    ("blurbflow.train.kept", "MODEL_DIR"),
-    ("blurbflow.models.archive", "FOLDER"),
-    ("blurbflow.config.grid", "SELECTED"),
-    ("blurbflow.cluster", "SHORT_GROUP"),
-    ("blurbflow.models.candidate", "CANDIDATE"),
-)
-
-
-def _sources() -> list[Path]:
-    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow").rglob("*.smk"))]
-    files += sorted((ROOT / "workflow" / "scripts").glob("*.py"))
-    return files + sorted(PACKAGE.rglob("*.py"))
-
-
-def path_templates() -> set[str]:
-    """Every `results/…` and `resources/…` path the workflow and the library spell out."""
-    found = set()
-    for path in _sources():
-        text = path.read_text()
-        for pattern in PATH_LITERAL:
-            found.update(pattern.findall(text))
-    if importlib.util.find_spec("blurbflow.util.paths"):  # one module for every path template
-        paths = importlib.import_module("blurbflow.util.paths")
-        for value in vars(paths).values():
-            if isinstance(value, str) and value.startswith(("results/", "resources/")):
-                found.add(value)
-    return found
-
-
-def path_parts(templates) -> set[str]:
-    """The names a user sees in those paths: each part that is not only placeholders."""
-    parts = set()
-    for template in templates:
-        for part in re.sub(r"[\[\]]", "", PLACEHOLDER.sub("{}", template)).split("/"):
-            if part and not re.fullmatch(r"[{}.\-_+]*", part):
-                parts.add(part)
-    return parts
-
-
-def file_names() -> set[str]:
-    """File-name literals of the modules that write what a user sees (not raw datasets')."""
-    names = set()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path.relative_to(PACKAGE).parts[0] in RAW_PACKAGES:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-                continue
-            value = node.value
-            if not (FILE_NAME.match(value) or FILE_NAME_EXTS.search(value)):
-                continue
-            if re.search(r"[/*\\]", value):  # a path (above) or a pattern, not a name
-                continue
-            if "." in value.lstrip(".").rstrip("."):  # a name, not a bare extension
-                names.add(value)
-    for module, attribute in NAME_CONSTANTS:
-        names.add(getattr(importlib.import_module(module), attribute))
-    return names
-
-
-def _template_text(text: str) -> str:
-    """The words of a bit of template: jinja expressions and tags out, placeholders dropped."""
-    text = re.sub(r"\{%.*?%\}", "", text)
-    text = re.sub(r"\{\{.*?\}\}", "{}", text)
-    text = re.sub(r"<[^>]+>", "", text)
-    text = re.sub(r"\s+", " ", text.replace("{}", "")).strip(" :")
-    text = re.sub(r"\(\s*", "(", re.sub(r"\s*\)", ")", text)).replace("()", "").strip()
-    return re.sub(r"^\((.*)\)$", r"\1", text)  # `(chance …)` beside a task: chance
-
-
-def report_words() -> set[str]:
-    """Headings, column heads, cards and Methods paragraphs of the report's templates."""
-    words = set()
-    for template in TEMPLATES.glob("*.j2"):
-        text = template.read_text()
-        pieces = re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", text, re.S)
-        pieces += re.findall(r"<th[^>]*>(.*?)</th>", text, re.S)
-        pieces += re.findall(r"<li><b>([^<]+?)\.</b>", text)
-        pieces += re.findall(r'<div class="card[^"]*"><b>.*?</b>(.*?)</div>', text)
-        words.update(w for w in map(_template_text, pieces) if w)
-    return words
-
-
-PRINTS = re.compile(r'print\(\s*f?"([^"]*)"')
-
-
-def log_lines() -> set[str]:
-    """The lines a job, its lock and checkpoint, and the workflow print, placeholders as `{}`."""
-    files = [PACKAGE / "train" / name for name in ("job.py", "lock.py", "checkpoint.py")]
-    files += [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
-    lines = set()
-    for path in files:
-        for line in PRINTS.findall(path.read_text()):
-            if re.search(r"[a-z]{3}", PLACEHOLDER.sub("", line)):
-                lines.add(line)
-    return lines
-
-
-def rules_and_commands() -> set[str]:
-    """Every rule and checkpoint of the workflow, and every `blurbflow` subcommand."""
-    names = set()
-    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
-        names.update(re.findall(r"^\s*(?:rule|checkpoint) (\w+)", path.read_text(), re.M))
-    from blurbflow.cli import build_parser
-
-    parser = build_parser()
-    for action in parser._subparsers._group_actions:  # argparse keeps its subparsers there
-        names.update(action.choices)
-    return names
-
-
-def provenance_rows() -> set[str]:
-    """The report's provenance rows, with a package's name as `{}`."""
-    import pandas as pd
-
-    from blurbflow.report.render import _observed
-    from blurbflow.util.provenance import REPORT_PACKAGES, collect_provenance
-
-    columns = ["started", "finished", "device", "git_commit", "versions"]
-    versions = '{"torch": "2.0"}'
-    cells = pd.DataFrame([["2026", "2026", "cpu", "abc", versions]], columns=columns)
-    rows = [*collect_provenance({}, "hash", cells), *(key for key, _ in _observed(cells))]
-    packages = "|".join(map(re.escape, {*REPORT_PACKAGES, "torch"}))
-    return {re.sub(rf"(package |cells' )({packages})$", r"\1{}", row) for row in rows}
 
 
 def _schema() -> dict:
@@ -281,7 +140,7 @@ def test_every_column_of_the_comparisons_and_reproduction_tables_is_defined():
 
 
 def test_every_report_heading_and_column_is_defined():
-    words = report_words()
+    words = set(report_words())
     assert {"Overview", "Every seed", "p (Welch)"} <= words  # the parse sees the template
     assert undefined(words) == []
 
@@ -293,7 +152,7 @@ def test_every_log_line_is_explained():
 
 
 def test_every_provenance_row_is_defined():
-    rows = provenance_rows()
+    rows = set(provenance_rows())
     assert {"config hash", "package {}", "cells' {}"} <= rows
     assert undefined(rows) == []
 
@@ -314,6 +173,23 @@ def test_the_check_catches_an_undefined_word():
     terms = defined_terms("- **ok**: fine\n| `seeds.json`, `job.lock` | x |\n| a, b | y |\n")
     assert terms == {"ok", "seeds.json", "job.lock", "a, b"}
     assert undefined(["ok", "job.lock", "nonsense.json", ".lock"], terms) == ["nonsense.json"]
+
+
+def test_the_reference_page_is_the_generated_text():
+    want = generated(ROOT, [PAGE])[PAGE]
+    assert REFERENCE.read_text() == want, f"{PAGE} is out of date: run `python -m blurbflow.docgen`"
+
+
+def test_a_word_the_code_uses_without_a_meaning_stops_the_generator():
+    meanings = yaml.safe_load((PACKAGE / "docgen" / "reference.yaml").read_text())
+    lines = meanings["log lines"]["entries"]
+    kept = [e for e in lines if "earlier result kept aside" not in str(e)]
+    meanings["log lines"]["entries"] = kept
+    with pytest.raises(MissingMeaning, match="earlier result kept aside"):
+        reference_page(meanings)
+    meanings["log lines"]["entries"] = [*lines, {"seed {N}: a line no code prints": "stale"}]
+    with pytest.raises(MissingMeaning, match="a line no code prints.*no longer has"):
+        reference_page(meanings)
 
 
 # The mechanisms a hyperparameter can be chosen by, each a config key the table must name.

@@ -89,12 +89,12 @@ PLAN: dict[str, dict[str, Plan]] = {
             "skip", "needs an exported study `mine`; tests/test_export_models.py runs it"
         ),
     },
-    # docs/troubleshooting.md (issue 30: the debug command), on the demo's folders
+    # docs/troubleshooting.md (the debug command), on the demo's folders
     "docs/troubleshooting.md": {
         ".venv/bin/snakemake --forcerun"
         " results/cells/tiny-biobert/biosses/standard/lr0.001-bs16/seeds.json"
         " --configfile config/demo.yaml --cores 2": Plan("dry", "trains the job's seeds again"),
-        ".venv/bin/python -m blurbflow cell"
+        ".venv/bin/blurbflow cell"
         " results/cells/tiny-biobert/biosses/standard/lr0.001-bs16/seed1"
         " --configfile config/demo.yaml --pdb": Plan(
             "skip",

@@ -36,7 +36,7 @@ REVISION_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._/-]{0,254}"
 MAX_SEEDS = 1_000  # seeds per study and task
 MAX_SEED = 2**31 - 1  # a seed value
 MAX_GRID = 100  # hyperparameter grid points per recipe
-MAX_CELLS = 200_000  # cells of the whole config (config.yaml: 39,405)
+MAX_CELLS = 200_000  # cells of the whole config (config.yaml: 39,105)
 BUILT_MODELS = paths.BUILT_MODELS  # where `build:` models are built (rule build_demo_model)
 
 

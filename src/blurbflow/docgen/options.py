@@ -1,4 +1,4 @@
-"""The recipe options as the schema and docs/recipes.md write them, from the fields'
+"""The recipe options as the schema and config/README.md write them, from the fields'
 metadata (blurbflow.options), and readable types of schema nodes."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from blurbflow.options import UNSET, recipe_options
 
 COMMAND = "python -m blurbflow.docgen"
 SCHEMA_MARKS = ("  # BEGIN recipe options", "  # END recipe options")
-DOC_MARKS = ("<!-- BEGIN recipe options", "<!-- END recipe options -->")
 _PLAIN = re.compile(r"[A-Za-z_$][A-Za-z0-9_+./#$-]*")
 _YAML_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~"}
 
@@ -92,7 +91,7 @@ def type_text(node: dict, defs: dict) -> str:
         name = node["$ref"].rsplit("/", 1)[1]
         return type_text({**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}, defs)
     if "enum" in node:
-        return " \\| ".join(f"`{_enum_text(v)}`" for v in node["enum"])
+        return ", ".join(f"`{_enum_text(v)}`" for v in node["enum"])
     if "const" in node:
         return f"`{node['const']}`"
     for key in ("oneOf", "anyOf"):
@@ -127,27 +126,18 @@ def _bounds(node: dict) -> str:
     return ""
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def options_table(defs: dict) -> str:
-    """The recipe options as one Markdown table: option, values, default, meaning."""
-    rows = ["| option | values | default | meaning |", "|---|---|---|---|"]
+def options_list(defs: dict) -> str:
+    """The recipe options as one list: option (values; default): meaning."""
+    rows = []
     for name, about in recipe_options().items():
-        node = option_schema({**about, "default": UNSET})  # the default has its own column
-        default = f"`{default_text(about['default'])}`" if "default" in about else "—"
-        rows.append(f"| `{name}` | {type_text(node, defs)} | {default} | {_cell(about['help'])} |")
+        node = option_schema({**about, "default": UNSET})  # the default is said apart
+        default = f"; default `{default_text(about['default'])}`" if "default" in about else ""
+        rows.append(f"- `{name}` ({type_text(node, defs)}{default}): {_one_line(about['help'])}")
         for key, sub in node.get("properties", {}).items():  # init_from's keys
-            text = _cell(sub.get("description", ""))
-            rows.append(f"| `{name}.{key}` | {type_text(sub, defs)} | — | {text} |")
+            text = _one_line(sub.get("description", ""))
+            rows.append(f"  - `{name}.{key}` ({type_text(sub, defs)}): {text}")
     return "\n".join(rows) + "\n"
 
 
-def recipes_doc_block(defs: dict) -> str:
-    return (
-        f"{DOC_MARKS[0]}: generated from blurbflow.options by `{COMMAND}` -->\n"
-        + options_table(defs)
-        + DOC_MARKS[1]
-        + "\n"
-    )
+def _one_line(text: str) -> str:
+    return str(text).replace("\n", " ")

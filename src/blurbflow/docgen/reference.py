@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from blurbflow.docgen.options import COMMAND, default_text, options_table, type_text
+from blurbflow.docgen.options import COMMAND, default_text, options_list, type_text
 
 OPTIONS_REF = "#/$defs/options"
 MAX_TYPE = 80  # characters of a readable type before the table defers to the description
@@ -31,12 +31,12 @@ INTRO = f"""\
 <!-- generated from workflow/schemas/config.schema.yaml and blurbflow.options by
 `{COMMAND}`; edit those, not this file (tests/test_config_reference.py) -->
 
-A config is one YAML file (`config/config.yaml` runs BLURB, `config/demo.yaml` the small demo,
-`config/blurb.yaml` scores one model given as `--config model=…`), checked against
-`workflow/schemas/config.schema.yaml` before any job. Keys below are paths: `<model>`, `<task>`,
-`<recipe>`, `<study>` stand for names you choose. A key without a default is optional unless its
-section says it is required. The recipe options (`defaults:` and every entry of `recipes:`) are
-one table, [Recipe options](#recipe-options); docs/recipes.md says what they mean in depth.
+A config is one YAML file, checked against `workflow/schemas/config.schema.yaml` before any
+job: the paper config `config.yaml` (the papers' studies), the demo config `config/demo.yaml`,
+or `config/blurb.yaml` (one model given as `--config model=…`). Keys are paths; `<model>`,
+`<task>`, `<recipe>`, `<study>` stand for names you choose. A key without a default is optional
+unless its section says it is required. The recipe options (`defaults:` and every recipe) are
+one list, [Recipe options](#recipe-options); [docs/recipes.md](../docs/recipes.md) says more.
 """
 
 
@@ -80,14 +80,14 @@ def keys(node: dict, defs: dict, path: str, seen: set) -> Iterator[tuple[str, di
 
 def _row(path: str, node: dict, defs: dict) -> str:
     resolved, _ = _resolve(node, defs)
-    default = f"`{default_text(resolved['default'])}`" if "default" in resolved else ""
-    description = _description(node, defs).replace("|", "\\|").replace("\n", " ")
+    default = f"; default `{default_text(resolved['default'])}`" if "default" in resolved else ""
+    description = _description(node, defs).replace("\n", " ")
     if node.get("$ref") == OPTIONS_REF or resolved is defs.get("options"):
         description += " ([Recipe options](#recipe-options))"
     kind = "recipe options" if node.get("$ref") == OPTIONS_REF else type_text(node, defs)
     if len(kind) > MAX_TYPE:  # several shapes: the description says them
         kind = "see description"
-    return f"| `{path}` | {kind} | {default} | {description} |"
+    return f"- `{path}` ({kind}{default}): {description}"
 
 
 def sections(schema: dict) -> Iterator[tuple[str, dict, list[tuple[str, dict]]]]:
@@ -123,7 +123,6 @@ def reference(schema: dict) -> str:
         )
         out.append(f"Type: {kind}{default}.\n")
         if rows:
-            out.append("| key | type | default | description |\n|---|---|---|---|")
             out.extend(_row(path, child, defs) for path, child in rows)
             out.append("")
     out.append("## Recipe options\n")
@@ -134,5 +133,5 @@ def reference(schema: dict) -> str:
         "`freeze_lower`, `layerwise_lr_decay` "
         "and `reinit_top` may be lists: a grid, chosen on dev.\n"
     )
-    out.append(options_table(defs))
+    out.append(options_list(defs))
     return "\n".join(out)

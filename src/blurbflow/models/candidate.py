@@ -1,5 +1,5 @@
-"""The model named on the command line: `snakemake --configfile config/blurb.yaml --config
-model=org/name all` scores one model beside the config's own (README "Score your model").
+"""The model named on the command line: `snakemake all --configfile config/blurb.yaml --config
+model=org/name` scores one model beside the config's own (README "Score your model").
 
 A config asks for it by listing the model `candidate` in a study without defining it under
 `models:`; the top-level `model` string (from `--config model=…`) becomes that entry before the
@@ -24,8 +24,9 @@ CANDIDATE = "candidate"  # the models entry `--config model=…` fills
 HOW = (
     "name it on the command line: `--config model=org/name` (a Hugging Face id, optionally "
     "`org/name@revision`) or `--config model=path/to/folder` (a local model saved with "
-    "save_pretrained), e.g. `.venv/bin/snakemake --configfile config/blurb.yaml --config "
-    "model=dmis-lab/biobert-base-cased-v1.1 all`"
+    "save_pretrained), e.g. `.venv/bin/snakemake all --configfile config/blurb.yaml --config "
+    "model=dmis-lab/biobert-base-cased-v1.1` (the target before `--config`, which takes every "
+    "word after it)"
 )
 
 

@@ -1,4 +1,4 @@
-"""The statistics over a table entry's seeds, one registry entry each (docs/extending.md "add a
+"""The statistics over a table entry's seeds, one registry entry each (docs/extending.md "A
 table statistic"): its function over the ok seeds' test scores, dtype, value over too few seeds,
 the spread shown beside it, and whether it feeds the BLURB score (then a study may choose it as
 its `statistic:`). The tables (csv/md/tex), `results/{study}.json`, the report and the config

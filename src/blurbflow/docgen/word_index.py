@@ -1,0 +1,98 @@
+"""docs/reference.md: every file, field, column, log line, report heading, provenance row, rule
+and command a user meets, as lists. The words of each section come from the code
+(blurbflow.docgen.terms), in the code's order; their meanings from docgen/reference.yaml. A word
+the code uses without a meaning, or a meaning for a word the code no longer uses, is an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from blurbflow.docgen import terms
+from blurbflow.docgen.options import COMMAND
+
+MEANINGS = Path(__file__).with_name("reference.yaml")
+PAGE = "docs/reference.md"
+HEADER = f"""\
+# Reference: files, fields, logs, report
+
+<!-- generated from the code and src/blurbflow/docgen/reference.yaml by `{COMMAND}`;
+edit those, not this file (tests/test_docs_concepts.py) -->
+
+Every name a run writes or prints, listed from the code. The words these lines use (cell, job,
+identity, …) are defined in the glossary, [concepts.md](concepts.md); config keys in
+[config/README.md](../config/README.md).
+"""
+
+
+class MissingMeaning(ValueError):
+    pass
+
+
+def entries(section: dict) -> list[tuple[list[str], str]]:
+    """(names, meaning) of a section of reference.yaml."""
+    found = []
+    for item in section["entries"]:
+        if isinstance(item, list):
+            names, meaning = item
+            found.append(([str(n) for n in names], str(meaning)))
+        else:
+            ((name, meaning),) = item.items()
+            found.append(([str(name)], str(meaning)))
+    return found
+
+
+def _code_words(section: dict) -> list[str] | None:
+    if "code" not in section:
+        return None
+    words = getattr(terms, section["code"])()
+    return list(words)
+
+
+def _line(names: list[str], meaning: str, where: str = "", plain: bool = False) -> str:
+    shown = ", ".join(f"**{n}**" if plain else f"**`{n}`**" for n in names)
+    return f"- {shown}: {meaning}{f' (`{where}`)' if where else ''}"
+
+
+def _ordered(key: str, section: dict) -> list[str]:
+    """The section's lines: in the code's order when the code lists its words."""
+    pairs = entries(section)
+    code = _code_words(section)
+    plain = section.get("plain", False)  # headings of the report, not names to type
+    if code is None:
+        return [_line(names, meaning, plain=plain) for names, meaning in pairs]
+    by_word = {terms.normal(n): i for i, (names, _) in enumerate(pairs) for n in names}
+    missing = [w for w in code if terms.normal(w) not in by_word]
+    if missing:
+        raise MissingMeaning(
+            f"{MEANINGS.name}: `{key}` has no meaning for {missing}: add them there and run "
+            f"`{COMMAND}`"
+        )
+    known = {terms.normal(w) for w in code}
+    stale = [n for names, _ in pairs for n in names if terms.normal(n) not in known]
+    if stale:
+        raise MissingMeaning(
+            f"{MEANINGS.name}: `{key}` names {stale}, which the code no longer has"
+        )
+    sources = getattr(terms, section["code"])() if key == "log lines" else {}
+    where = {terms.normal(line): path for line, path in dict(sources).items()}
+    lines, done = [], set()
+    for word in code:
+        index = by_word[terms.normal(word)]
+        if index not in done:
+            done.add(index)
+            names, meaning = pairs[index]
+            lines.append(_line(names, meaning, where.get(terms.normal(word), ""), plain))
+    return lines
+
+
+def page(meanings: dict | None = None) -> str:
+    meanings = yaml.safe_load(MEANINGS.read_text()) if meanings is None else meanings
+    out = [HEADER]
+    for key, section in meanings.items():
+        out.append(f"## {section['title']}\n")
+        if section.get("intro"):
+            out.append(section["intro"] + "\n")
+        out.append("\n".join(_ordered(key, section)) + "\n")
+    return "\n".join(out)
