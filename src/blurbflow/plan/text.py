@@ -149,3 +149,13 @@ def _stage_versions(bump: dict) -> list[str]:
         f" only where the rebuilt files differ, at most {hours(bump['hours'])} device-hours"
         " (none where the bytes come out the same).",
     ]
+
+
+def launch_line(summary: dict, configfile: str) -> str:
+    """What a launch of the paper config is about to train (estimate.launch_summary), said on
+    one line before its first job."""
+    return (
+        f"blurbflow: launching the paper config ({configfile}, no --configfile given):"
+        f" {summary['cells']:,} cells to train in {summary['jobs']:,} fine-tuning jobs,"
+        f" {_hours(summary['hours_by_device'])}; `snakemake plan` itemises it"
+    )

@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from blurbflow.io import write_text_atomic
 from blurbflow.metrics.blurb import types_present
+from blurbflow.provenance import cell_command
 from blurbflow.record.schema import STATUSES
 from blurbflow.report.comparisons import comparisons_view
 from blurbflow.report.curves import task_curves
@@ -173,11 +174,13 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
 
 
 def _debug_command(row: dict) -> str:
-    """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell)."""
+    """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell),
+    with the config files and `--config` its run recorded (`launch`)."""
     path = row.get("path")
     if not isinstance(path, str):
         return ""
-    return f"blurbflow cell {os.path.normpath(os.path.dirname(path))}"
+    launch = json.loads(row["launch"]) if isinstance(row.get("launch"), str) else None
+    return cell_command(os.path.normpath(os.path.dirname(path)), launch)
 
 
 def _problems(cells: pd.DataFrame) -> dict:
