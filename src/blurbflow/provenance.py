@@ -75,14 +75,16 @@ CELL_COMMAND = ".venv/bin/blurbflow cell"  # as a fresh clone has it after `make
 
 def launch_record(configfiles, overrides) -> dict:
     """{"configfiles": the files in order, relative to the workflow folder where inside it,
-    "config": the `--config` overrides as Snakemake parsed them}."""
+    "config": the `--config` overrides as Snakemake parsed them, by key}."""
     here = os.getcwd()
     files = []
     for name in configfiles:
         path = os.path.abspath(name)
         inside = os.path.commonpath([here, path]) == here
         files.append(os.path.relpath(path, here) if inside else path)
-    return {"configfiles": files, "config": json.loads(json.dumps(_plain(overrides)))}
+    # keys sorted: Snakemake keeps `--config` in a hash map, its order lost
+    config = dict(sorted(_plain(overrides).items()))
+    return {"configfiles": files, "config": json.loads(json.dumps(config))}
 
 
 def _plain(value):
