@@ -23,6 +23,9 @@ def record_launch():
         from blurbflow.plan.estimate import launch_summary
         from blurbflow.plan.text import launch_line
 
-        summary = launch_summary(config, JOBS)
+        try:
+            summary = launch_summary(config, JOBS)
+        except Exception as err:  # a line to inform: a file it reads (being rebuilt) stops nothing
+            summary = f"{type(err).__name__}: {err}"
         print(launch_line(summary, ", ".join(LAUNCH["configfiles"])), file=sys.stderr)
     append_launch(LAUNCHES, LAUNCH, targets)
