@@ -28,4 +28,5 @@ def record_launch():
         except Exception as err:  # a line to inform: a file it reads (being rebuilt) stops nothing
             summary = f"{type(err).__name__}: {err}"
         print(launch_line(summary, ", ".join(LAUNCH["configfiles"])), file=sys.stderr)
-    append_launch(LAUNCHES, LAUNCH, targets)
+    if set(targets) != {"plan"}:  # `snakemake plan` changes nothing (plan.smk)
+        append_launch(LAUNCHES, LAUNCH, targets)
