@@ -18,6 +18,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/validate.smk"
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/launch.smk"  # the config files and --config it ran with
 include: "workflow/rules/data.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/prefetch.smk"

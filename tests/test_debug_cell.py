@@ -53,10 +53,9 @@ def test_missing_inputs_name_the_snakemake_command_that_builds_them(project):
     workdir, before, _ = project
     assert before.returncode == 2, before.stderr
     assert "no prepared data" in before.stderr
-    command = (
-        f"snakemake --configfile config/tiny.yaml --cores 1 resources/tokenized/{MODEL}/{TASK}/L"
-    )
-    assert command in before.stderr
+    # the target before `--config`, which would take it as a key=value
+    command = f".venv/bin/snakemake resources/tokenized/{MODEL}/{TASK}/L"
+    assert command in before.stderr and " --cores 1 --configfile config/tiny.yaml" in before.stderr
 
 
 def test_each_seed_has_its_own_log_and_a_failed_seed_its_whole_traceback(project):
@@ -95,9 +94,11 @@ def test_pdb_stops_in_the_frame_that_raised(project):
 
 
 def test_a_job_folder_without_a_seed_runs_its_first_seed_and_stops_at_max_steps(project):
+    """No --configfile: the config files and --config its run recorded in result.json."""
     workdir, _, _ = project
-    debug = blurbflow(workdir, "cell", JOB, *CONFIG, "--max-steps", "2")
+    debug = blurbflow(workdir, "cell", JOB, "--max-steps", "2")
     assert debug.returncode == 0, debug.stderr[-3000:]
+    assert "(--configfile config/tiny.yaml; recorded in result.json)" in debug.stdout
     result = json.loads((workdir / DEBUG_SEED1 / "result.json").read_text())
     assert result["status"] == "ok" and result["cell"]["seed"] == 1
     assert result["train_instances"] > 2 * 16  # more than 2 steps in an epoch
@@ -148,7 +149,47 @@ def test_the_report_shows_how_to_debug_a_failed_cell():
         ]
     )
     (listed,) = _problems(cells)["listed"]
-    assert listed["debug"] == "blurbflow cell results/cells/m/t/r/h/seed1"
+    assert listed["debug"] == ".venv/bin/blurbflow cell results/cells/m/t/r/h/seed1"
+    launch = {"configfiles": ["a.yaml", "b c.yaml"], "config": {"model": "x/y", "n": 3}}
+    (listed,) = _problems(cells.assign(launch=json.dumps(launch)))["listed"]
+    assert listed["debug"] == (
+        ".venv/bin/blurbflow cell results/cells/m/t/r/h/seed1"
+        " --configfile a.yaml 'b c.yaml' --config model=x/y n=3"
+    )
+
+
+VALUES = ["path/to/my-model", "org/name@v1.0", "http://127.0.0.1:8000", "~/m", "a b", "it's"]
+VALUES += [3, 1e-05, True, None, {"repo_prefix": "my-org/p-", "dry_run": "true"}, ["1", "b"]]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_a_recorded_override_prints_as_snakemake_parses_it_back(value):
+    from snakemake.cli import parse_config
+
+    from blurbflow.util.provenance import config_arg
+
+    assert parse_config([config_arg("key", value)]) == {"key": value}
+
+
+def test_the_launch_is_the_given_one_else_the_recorded_one_else_config_yaml(tmp_path):
+    from blurbflow.train.debug_cell import choose_launch
+
+    job = tmp_path / "results/cells/m/t/r/h"
+    recorded = {"configfiles": ["a.yaml", "b.yaml"], "config": {"model": "x", "opts": {"q": "1"}}}
+    (job / "seed2").mkdir(parents=True)
+    (job / "seed2/result.json").write_text(json.dumps({"status": "failed", "launch": recorded}))
+    given = choose_launch(str(job), 2, ["c.yaml"], ["model=y"])
+    assert given == ({"configfiles": ["c.yaml"], "config": {"model": "y"}}, "given")
+    launch, source = choose_launch(str(job), None, None, ["opts={r: 2}"])  # merged over it
+    assert launch == {
+        "configfiles": ["a.yaml", "b.yaml"],
+        "config": {**recorded["config"], "opts": {"q": "1", "r": "2"}},
+    }
+    assert source == "recorded in result.json"
+    assert choose_launch(str(job), 1, None, None)[0] == {
+        "configfiles": ["config.yaml"],
+        "config": {},
+    }
 
 
 def test_an_init_from_cell_finds_its_source_weights_from_its_scratch_folder(tmp_path, monkeypatch):
@@ -163,12 +204,12 @@ def test_an_init_from_cell_finds_its_source_weights_from_its_scratch_folder(tmp_
     out = Path("results/debug/cells/tiny/gad/inter/h/seed2")
     cell = DebugCell(None, options, Path("enc"), Path("data"), out)
     with pytest.raises(CellNotRunnable, match="results/cells/tiny/gad/src/lr0.001-bs8/seeds.json"):
-        prepare_out(cell, "my.yaml")
+        prepare_out(cell, {"configfiles": ["my.yaml"], "config": {}})
     real = Path("results/cells/tiny/gad/src/lr0.001-bs8/seed2", WEIGHTS)
     real.parent.mkdir(parents=True)
     real.write_bytes(b"weights")
     (out / "stale.txt").write_text("an earlier debug run's")
-    prepare_out(cell, "my.yaml")
+    prepare_out(cell, {"configfiles": ["my.yaml"], "config": {}})
     assert not (out / "stale.txt").exists()  # emptied
     assert source_weights(options, out).read_bytes() == b"weights"
     assert source_weights(options, out).resolve() == real.resolve()

@@ -21,7 +21,7 @@ from blurbflow.cluster import estimated_minutes, size_row
 from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.config.identity import seed_records
 from blurbflow.plan.calibrate import TABLE_DEVICE, Calibration, Sample, fit_line, work
-from blurbflow.plan.estimate import plan_config, queue_entries
+from blurbflow.plan.estimate import launch_summary, plan_config, queue_entries
 from blurbflow.plan.lengths import task_tokens
 from blurbflow.plan.params import (
     FLOPS,
@@ -30,7 +30,7 @@ from blurbflow.plan.params import (
     SIZE_PARAMS,
     config_params,
 )
-from blurbflow.plan.text import format_plan
+from blurbflow.plan.text import format_plan, launch_line
 
 from workflow_helpers import REPO, copy_workflow, planned_jobs, snakemake
 
@@ -133,6 +133,12 @@ def test_a_job_missing_one_seed_counts_that_seed(tmp_path):
     assert entry["seed_seconds"] == pytest.approx(expected, rel=0.1)
     assert plan["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] / 3600)
     assert plan["models"]["m-large"]["cells"] == 1 and plan["models"]["m-base"]["cells"] == 0
+    # the paper config's launch line (workflow/rules/launch.smk) says the same total
+    summary = launch_summary(config(), jobs, str(tmp_path))
+    assert summary == {k: v for k, v in plan["remaining"].items() if k != "queue"}
+    line = launch_line(summary, "config.yaml")
+    assert "(config.yaml, no --configfile given): 1 cells to train in 1 fine-tuning jobs," in line
+    assert f"{plan['remaining']['hours']:,.2f} GPU-hours on {GPU} (calibrated)" in line
 
 
 def test_seeds_with_other_options_a_failure_or_changed_files_count(tmp_path):

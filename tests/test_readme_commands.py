@@ -7,6 +7,7 @@ the test, and so does a planned command gone from its page."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -280,8 +281,12 @@ def test_a_moved_clone_re_runs_nothing(clone, mirror_data_run, mirror_url):  # n
 def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F811
     """The smoke line as typed, on a fresh clone whose MY_MODEL is a tiny BERT: the data from
     the mirror (`mirror=` appended), PubMedBERT's hub id from a loopback hub holding the same
-    tiny BERT. Ends with the table, the report and results/blurb.json of both models."""
+    tiny BERT. A first run with one cell made to fail (BLURBFLOW_FAULT): the report prints the
+    command that re-runs it by hand with the run's two config files and --config, which works
+    as printed; the line again then ends with the table, the report and results/blurb.json of
+    both models."""
     (command,) = [c for c in COMMANDS if PLANS.get(c) == Plan("smoke")]
+    typed = f"{command} mirror={mirror_url}"
     workdir = fresh_clone(tmp_path / "clone")
     hub_id = yaml.safe_load((workdir / "config/blurb.yaml").read_text())["models"]["pubmedbert"]
     folder = workdir / MY_MODEL
@@ -289,7 +294,12 @@ def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F81
     hub.add_repo(hub_id["hub_id"], {p.name: p.read_bytes() for p in folder.iterdir()})
     env = {"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home")}
     try:
-        run = run_as_typed(workdir, f"{command} mirror={mirror_url}", env)
+        failed = run_as_typed(
+            workdir, typed, {**env, "BLURBFLOW_FAULT": "raise@candidate/biosses/*"}
+        )
+        assert failed.returncode != 0, failed.stderr[-3000:]
+        rerun_the_failed_cell(workdir, typed)
+        run = run_as_typed(workdir, typed, env)  # trains the failed seed only
     finally:
         hub.stop()
     log = run.stdout[-3000:] + run.stderr[-3000:]
@@ -305,6 +315,26 @@ def test_scoring_a_local_model_runs_for_real(tmp_path, mirror_url):  # noqa: F81
             assert entry["n"] == 1 and entry["mean"] is not None, (column["model"], task)
         assert column["blurb"]["mean"] is not None
     assert len(results["config_hash"]) == 64 and results["blurbflow_version"]
+
+
+def rerun_the_failed_cell(workdir: Path, typed: str):
+    """The report's command for the one failed cell, run as printed: the config files and
+    --config the run was typed with (its target dropped) follow the cell folder."""
+    report = (workdir / "results/report.html").read_text()
+    (printed,) = [
+        html.unescape(c) for c in re.findall(r'<code class="debug"[^>]*>(.*?)</code>', report)
+    ]
+    (result,) = workdir.glob("results/cells/candidate/biosses/*/*/seed*/result.json")
+    cell = str(result.parent.relative_to(workdir))
+    files, overrides = typed.split(" all ", 1)[1].split(" --config ")
+    flags = f"{files} --config {' '.join(sorted(overrides.split()))}"  # recorded by key
+    assert printed == f".venv/bin/blurbflow cell {cell} {flags}", printed
+    debugged = run_as_typed(workdir, printed)
+    assert debugged.returncode == 0, debugged.stdout[-3000:] + debugged.stderr[-3000:]
+    debug_result = json.loads(
+        (workdir / cell.replace("results/", "results/debug/", 1) / "result.json").read_text()
+    )
+    assert debug_result["status"] == "ok" and debug_result["cell"]["model"] == "candidate"
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ once, no training): the changed job, and only it, is planned; a run that does no
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -65,14 +66,23 @@ def test_a_changed_seed_file_re_runs_its_job_only_when_asked_and_once(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         return done
 
-    run("all")
+    launched = run("all").stderr
+    # config.yaml with no --configfile: before its first job, one line of what it trains
+    jobs = cell_jobs(expand_cells(config))
+    cells = sum(len(one.seeds) for one in jobs.values())
+    line = f"launching the paper config (config.yaml, no --configfile given): {cells:,} cells to"
+    assert f"{line} train in {len(jobs):,} fine-tuning jobs, " in launched, launched[-3000:]
     assert "Nothing to be done" in run("-n", "all").stdout
-    job = sorted(cell_jobs(expand_cells(config)))[0]
+    job = sorted(jobs)[0]
     (workdir / job / "seed1/result.json").write_text('{"edited": true}')
     stamp = workdir / paths.rerun_stamp(job)
 
-    run("data")  # does not ask for the job: writes no stamp, trains nothing
+    assert "launching" not in run("data").stderr  # does not ask for the job: no stamp, no cell
     assert not stamp.exists()
+    launches = (workdir / "results/logs/launches.jsonl").read_text().splitlines()
+    recorded = [{k: v for k, v in json.loads(line).items() if k != "started"} for line in launches]
+    # the runs that started jobs (`data` had nothing to do), their config files and --config
+    assert recorded == [{"configfiles": ["config.yaml"], "config": {}, "targets": ["all"]}]
     dry = run("-n", "all")
     assert f"seed files changed since their job finished, re-run: {job}" in dry.stderr
     assert planned_jobs(dry.stdout)["finetune"] == [f"{job}/seeds.json"]

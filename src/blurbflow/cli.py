@@ -213,11 +213,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("cell", help="re-run one cell here to debug it (docs/troubleshooting.md)")
     p.add_argument("folder", help="results/cells/<model>/<task>/<recipe>/<hparams>[/seed<N>]")
-    p.add_argument("--configfile", default="config.yaml", help="the workflow's config file")
+    p.add_argument(
+        "--configfile",
+        "--configfiles",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="the config files, merged in order, as snakemake takes them (default: those the"
+        " cell ran with, recorded in its result.json; else config.yaml)",
+    )
+    p.add_argument(
+        "--config",
+        nargs="+",
+        action="extend",
+        metavar="KEY=VALUE",
+        help="overrides, as snakemake's --config (without --configfile: over the recorded ones)",
+    )
     p.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     p.add_argument("--pdb", action="store_true", help="stop in the debugger where it raised")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
-    p.add_argument("--model", help="the candidate model, as `snakemake --config model=…`")
 
     p = sub.add_parser("report-after-failure", help="tables and report of a failed run")
     p.add_argument("--config", "--config-json", dest="config_json", required=True, help=CONFIG_HELP)
@@ -236,7 +250,7 @@ def cell(args) -> int:
 
     try:
         return debug_cell(
-            args.folder, args.configfile, args.max_steps, args.pdb, args.threads, args.model
+            args.folder, args.configfile, args.config, args.max_steps, args.pdb, args.threads
         )
     except CellNotRunnable as exc:
         print(f"blurbflow cell: {exc}", file=sys.stderr)

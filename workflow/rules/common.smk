@@ -76,6 +76,7 @@ JOBS = cell_jobs(CELLS)
 onstart:
     if workflow.is_main_process and not workflow.local_exec:
         write_handoff(HANDOFF, JOBS)
+    record_launch()  # the run's config files and --config (launch.smk)
 
 try:  # a max_length beyond a model's positions stops here, not in the first forward pass
     check_max_length(config, JOBS.values())

@@ -10,6 +10,7 @@ import json
 import math
 import os
 from collections import defaultdict
+from dataclasses import dataclass
 
 import yaml
 
@@ -110,14 +111,52 @@ def _instances(job: CellJob, found: Scan, data_root: str) -> int:
 def plan_config(config: dict, root: str = ".", profile: str | None = None) -> dict:
     """The plan of a config (its user tasks registered) whose results are under `root`."""
     jobs = cell_jobs(expand_cells(config))
+    folders = outdated_folders(jobs, config, root)
+    affected = affected_jobs(jobs, config, folders)
+    left = still_to_run(config, jobs, root, affected)
+    running, bumps = left.running, {}
+    for path in affected:  # its seeds re-train if the rebuilt inputs differ: at most all
+        seeds, seconds = len(jobs[path].seeds), running[path]["seed_seconds"]
+        bumps[path] = {"seeds": seeds, "hours": seconds * seeds / 3600}
+    profile = profile or os.path.join(root, PROFILE)
+    components = group_components(profile)
+    queue = queue_entries([job["group"] for job in running.values()], components)
+    queue.update(profile=profile, profile_found=os.path.isfile(profile))
+    return {
+        "cells": sum(len(job.seeds) for job in jobs.values()),
+        "jobs": len(jobs),
+        "remaining": _summary(running.values(), set(running)) | {"queue": queue},
+        "studies": _studies(config, running),
+        "models": _models(running, jobs, left.sized, left.calibration),
+        "calibration": _calibration(left.calibration),
+        "running": running,
+        "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
+            "folders": folders,
+            "jobs": len(bumps),
+            "cells": sum(b["seeds"] for b in bumps.values()),
+            "hours": sum(b["hours"] for b in bumps.values()),
+        },
+    }
+
+
+@dataclass
+class StillToRun:
+    running: dict[str, dict]  # job folder -> its model, task, seeds to train, hours, group
+    sized: dict[str, tuple]  # model -> blurbflow.plan.params.size_key
+    calibration: Calibration
+
+
+def still_to_run(
+    config: dict, jobs: dict[str, CellJob], root: str = ".", affected=frozenset()
+) -> StillToRun:
+    """The jobs that run (and `affected`, whose inputs a stage version rebuilds), each with
+    the seeds it trains and their calibrated device-hours."""
     sized = {name: sizing.size_key(name, spec, root) for name, spec in config["models"].items()}
     sizes = {name: key for name, (key, _, _) in sized.items()}
     found = scan(jobs, sizes, root)
     counts = {key: params for key, params, _ in sized.values()}
     calibration = Calibration(found.samples, config.get("resources"), params=counts)
-    folders = outdated_folders(jobs, config, root)
-    affected = affected_jobs(jobs, config, folders)
-    running, bumps = {}, {}
+    running = {}
     for path, state in found.states.items():
         if not state.runs and path not in affected:
             continue
@@ -125,8 +164,6 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         seconds, rate, factor = calibration.seed_seconds(
             job.model, job.task, sizes[job.model], job_work(job, found, root)
         )
-        if path in affected:  # its seeds re-train if the rebuilt inputs differ: at most all
-            bumps[path] = {"seeds": len(job.seeds), "hours": seconds * len(job.seeds) / 3600}
         running[path] = {
             "model": job.model,
             "task": job.task,
@@ -138,25 +175,14 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
             "factor": list(factor),  # [factor, cells, level] or []
             "group": submission_group(job.options),
         }
-    profile = profile or os.path.join(root, PROFILE)
-    components = group_components(profile)
-    queue = queue_entries([job["group"] for job in running.values()], components)
-    queue.update(profile=profile, profile_found=os.path.isfile(profile))
-    return {
-        "cells": sum(len(job.seeds) for job in jobs.values()),
-        "jobs": len(jobs),
-        "remaining": _summary(running.values(), set(running)) | {"queue": queue},
-        "studies": _studies(config, running),
-        "models": _models(running, jobs, sized, calibration),
-        "calibration": _calibration(calibration),
-        "running": running,
-        "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
-            "folders": folders,
-            "jobs": len(bumps),
-            "cells": sum(b["seeds"] for b in bumps.values()),
-            "hours": sum(b["hours"] for b in bumps.values()),
-        },
-    }
+    return StillToRun(running, sized, calibration)
+
+
+def launch_summary(config: dict, jobs: dict[str, CellJob], root: str = ".") -> dict:
+    """What a launch of `jobs` still trains: the plan's total without its per-study shares and
+    stage-version check, cheap enough to say before the first job (workflow/rules/launch.smk)."""
+    running = still_to_run(config, jobs, root).running
+    return _summary(running.values(), set(running))
 
 
 def _summary(entries, paths: set[str]) -> dict:

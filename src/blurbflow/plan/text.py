@@ -149,3 +149,15 @@ def _stage_versions(bump: dict) -> list[str]:
         f" only where the rebuilt files differ, at most {hours(bump['hours'])} device-hours"
         " (none where the bytes come out the same).",
     ]
+
+
+def launch_line(summary: dict | str, configfile: str) -> str:
+    """What a launch of the paper config is about to train (estimate.launch_summary, or why it
+    could not be estimated), said on one line before its first job."""
+    head = f"blurbflow: launching the paper config ({configfile}, no --configfile given):"
+    if isinstance(summary, str):
+        return f"{head} its cost could not be estimated ({summary}); see `snakemake plan`"
+    return (
+        f"{head} {summary['cells']:,} cells to train in {summary['jobs']:,} fine-tuning jobs,"
+        f" {_hours(summary['hours_by_device'])}; `snakemake plan` itemises it"
+    )

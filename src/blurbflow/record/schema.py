@@ -31,7 +31,8 @@ class CellKey(TypedDict):
 
 class Result(TypedDict, total=False):
     """result.json, in column order. A failed cell (blurbflow.train.job) writes only `cell`,
-    `options`, `status`, `error`, `traceback`, `finished` and the `where_run` fields."""
+    `options`, `status`, `error`, `traceback`, `finished` and the `where_run` fields (host,
+    slurm_job_id, launch)."""
 
     cell: CellKey
     task_type: Annotated[str, TEXT]
@@ -60,6 +61,9 @@ class Result(TypedDict, total=False):
     # what a sequence head read (blurbflow.models.pooling); null: token tasks, QA, older cells
     pooling: Annotated[str | None, TEXT]
     attn_implementation: Annotated[str | None, TEXT]  # what ran (blurbflow.models.attention)
+    # the snakemake run's config files and `--config` (blurbflow.util.provenance.launch); null: by
+    # hand, or older cells
+    launch: Annotated[dict[str, Any] | None, JSON]
     # not columns: what verification and provenance read from the file itself
     identity: dict[str, Any]  # blurbflow.config.identity.cell_identity
     model_commit: str | None

@@ -34,6 +34,7 @@ from blurbflow.results.stats import (
 from blurbflow.results.study_cells import DIMS, STUDY_COLUMNS, in_study, study_cells
 from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
 from blurbflow.util.io import write_text_atomic
+from blurbflow.util.provenance import cell_command
 
 MAX_PROBLEM_ROWS = 1000  # failed/diverged cells listed one by one; the rest are counted
 # The overview shows the BLURB table of studies spanning at least this many task types (the
@@ -173,11 +174,13 @@ def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
 
 
 def _debug_command(row: dict) -> str:
-    """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell)."""
+    """The command that re-runs a failed or diverged cell here (blurbflow.train.debug_cell),
+    with the config files and `--config` its run recorded (`launch`)."""
     path = row.get("path")
     if not isinstance(path, str):
         return ""
-    return f"blurbflow cell {os.path.normpath(os.path.dirname(path))}"
+    launch = json.loads(row["launch"]) if isinstance(row.get("launch"), str) else None
+    return cell_command(os.path.normpath(os.path.dirname(path)), launch)
 
 
 def _problems(cells: pd.DataFrame) -> dict:
