@@ -87,6 +87,25 @@ def reference_file(models, task: str, recipe: str) -> str:
     return paths.REFERENCE.format(models="+".join(models), task=task, recipe=recipe)
 
 
+def reference_selects(studies: dict) -> dict[str, str]:
+    """Reference selection file → how its study chooses the epoch (`select`, default
+    `per_seed`; results/common_epoch.py), for the `select_reference` rule. Studies sharing a
+    file share the point it names (their other models' `on-…` cells), so they must agree."""
+    found: dict[str, tuple[str, str]] = {}
+    for name, study in studies.items():
+        models = study.get("reference_models")
+        select = study.get("select") or "per_seed"
+        for task, recipe in itertools.product(study["tasks"] if models else [], study["recipes"]):
+            path = reference_file(models, task, recipe)
+            other, chosen = found.setdefault(path, (name, select))
+            if chosen != select:
+                raise ConfigError(
+                    f"studies.{name}.select: {select}, but studies.{other} ({chosen}) shares its "
+                    f"reference choice {path}; give both studies the same `select`"
+                )
+    return {path: select for path, (_, select) in found.items()}
+
+
 def check_hparams_from(config: dict, name: str, resolve) -> None:
     """A `hparams_from` recipe names other recipes without `hparams_from`, whose options are
     its own but for what the search selects (OWN_KEYS): the final model is the searched recipe
