@@ -117,6 +117,14 @@ def test_grid_point_and_epoch_are_chosen_together():
     assert set(common["hparams"]) == {"lr2"} and set(common["common_epoch"]) == {1}
 
 
+def test_seeds_that_stopped_early_report_at_the_best_point_they_all_reached():
+    stopped = {**CURVES, 3: CURVES[3][:2]}  # `patience`: seed 3 never reached epoch 3
+    stopped[1] = [(70, 60), (71, 65), (99, 70)]  # epoch 3 best for the two that reached it
+    selected = study_cells(cells(three_seeds(curves=stopped)), study())
+    assert set(selected["common_epoch"]) == {2}
+    assert seed_scores(selected)[("m", "biosses", "standard")] == [65.0, 66.0, 64.0]
+
+
 def test_cells_that_keep_their_last_evaluation_are_left_as_they_are():
     last = {"select": "last"}
     rows = [cell("m", "lr1", s, c, options=last) for s, c in CURVES.items()]
@@ -189,7 +197,6 @@ def demo_config() -> dict:
             ),
             "adaptive",
         ),
-        (lambda c, s: c["recipes"]["standard"].update(patience=2), "stops early"),
     ],
 )
 def test_what_a_common_epoch_is_refused_with(edit, message):

@@ -166,37 +166,6 @@ def check_study_selection(config: dict) -> None:
                 raise ConfigError(
                     f"{where}.reference_models: {model!r} is not one of the study's models"
                 )
-        check_select(config, name, study)
-    from blurbflow.grid import reference_selects
-
-    reference_selects(config.get("studies", {}))  # studies sharing a reference choice agree
-
-
-# keys a common epoch is refused with, and why (results/common_epoch.py)
-COMMON_EXCLUDES = {
-    "cross_validation": "the evaluation folds keep their last epoch",
-    "export_models": "a kept model is its seed's own selected evaluation",
-}
-
-
-def check_select(config: dict, name: str, study: dict) -> None:
-    """`studies.{name}.select: common_epoch`: every seed evaluated at the same points (no
-    recipe with `patience`), a choice that stays put (no adaptive seeds) and nothing that needs
-    each seed's own evaluation (COMMON_EXCLUDES)."""
-    if study.get("select") != "common_epoch":
-        return
-    where = f"studies.{name}.select: common_epoch"
-    for key, why in COMMON_EXCLUDES.items():
-        if study.get(key):
-            raise ConfigError(f"{where}: not with `{key}` ({why}); remove one of them")
-    if any(adaptive_spec(study, task) for task in study.get("tasks", [])):
-        raise ConfigError(f"{where}: not with adaptive seeds (the point moves as seeds are added)")
-    for recipe in study.get("recipes", []):
-        if _recipe_key(config, recipe, "patience"):
-            raise ConfigError(
-                f"{where}: recipe {recipe!r} stops early (`patience`), so its seeds end at "
-                "different evaluations; one point for every seed needs them all evaluated alike"
-            )
 
 
 # --- cross-validation (Bio-LM: GAD and EU-ADR over Lee et al.'s 10 folds) ----------------------

@@ -11,7 +11,7 @@ its own best dev evaluation, which makes test means optimistic and seed spreads 
   models' `on-…` cells take the point of the grid point the reference models chose.
 - The grid point is then chosen on those dev means: grid point and epoch are chosen together.
 - Ranking: points more seeds (reference models) recorded first, then the higher mean dev, then
-  the earlier point.
+  the earlier point: with `patience`, the best point every seed reached before it stopped.
 - A failed, diverged or missing seed neither votes nor reports (as with per-seed selection);
   when it finishes, the point is chosen again with it.
 - Cells that keep their last evaluation (`select: last`, `train_on: train+dev`) are left as
