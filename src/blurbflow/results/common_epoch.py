@@ -192,8 +192,8 @@ def select_note(study: dict) -> str:
     """The study's epoch selection in words, for the tables' captions ('' for per-seed)."""
     if study_select(study) != COMMON:
         return ""
-    on = " of the reference models" if study.get("reference_models") else ""
+    on = "the reference models'" if study.get("reference_models") else "their"
     return (
-        f"Every seed at one epoch per grid point, chosen with it on the mean dev{on} over seeds "
-        "(`select: common_epoch`); the CSV's `epoch` names it"
+        f"Each entry's seeds report at one epoch, chosen with the grid point on {on} mean dev "
+        "(`select: common_epoch`; which epoch: the CSV's `epoch` column)."
     )
