@@ -22,6 +22,7 @@ HELPERS = {"common.py"}  # imported by the benchmarks, no benchmark itself
 SMOKE = [
     ("adaptive_seeds.py", [], r"false-positive rate \(D = 0\), worst scenario: \d\.\d{3}"),
     ("aggregate.py", [], r"aggregation \+ tables \+ report of 1392 cells: \d+\.\d s"),
+    ("common_epoch.py", [], r"entries 1, changed [01]: mean Δmean [+-]\d+\.\d\d points"),
     ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
     ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),

@@ -198,6 +198,7 @@ MECHANISMS = {
     "best_grid_points": "results/aggregate.py",
     "hparams_from": "results/handover.py",
     "reference_models": "results/choices.py",
+    "common_epoch": "results/common_epoch.py",
     "choose": "results/choices.py",
     "cross_validation": "results/folds.py",
     "export_models": "export/choose.py",

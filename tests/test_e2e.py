@@ -98,6 +98,32 @@ def test_second_run_trains_nothing(demo):
 AGGREGATION = {"aggregate", "tables", "report", "all"}
 
 
+def common_study(config: dict) -> dict:
+    """The demo study choosing one epoch for every seed: the same cells, another selection."""
+    study = {**config["studies"]["demo"], "select": "common_epoch"}
+    del study["published"]
+    return study
+
+
+def test_a_common_epoch_study_reports_every_seed_at_the_best_mean_dev_epoch(demo):
+    """`select: common_epoch` on the demo's own cells: each entry's seeds report their test at
+    the epoch of the best mean dev over them, read off the evaluations their result.json
+    recorded (blurbflow.results.common_epoch); that it trains nothing, the dry run below."""
+    from blurbflow.results.study_cells import seed_scores, study_cells
+    from blurbflow.results.tables import study_table
+
+    cells = pd.read_parquet(demo / "results/cells.parquet")
+    study = common_study(yaml.safe_load((demo / "config/demo.yaml").read_text()))
+    scores = seed_scores(study_cells(cells, study))
+    table = study_table(cells, "common", study)
+    for (_, task, recipe), group in cells.groupby(["model", "task", "recipe"]):
+        curves = [json.loads(e) for e in group.sort_values("seed")["epochs"]]
+        mean_dev = [sum(c[i]["dev"] for c in curves) / len(curves) for i in range(len(curves[0]))]
+        best = mean_dev.index(max(mean_dev))
+        assert scores[("tiny-biobert", task, recipe)] == [c[best]["test"] for c in curves]
+        assert table.loc[task, (f"tiny-biobert / {recipe}", "epoch")] == best + 1
+
+
 def _requeued_cells(demo, name, edit) -> list[str]:
     """The cells a dry run of an edited demo config plans; asserts nothing else but the
     aggregation steps is planned with them."""
@@ -110,6 +136,7 @@ def _requeued_cells(demo, name, edit) -> list[str]:
 def test_changing_one_recipe_option_requeues_only_that_recipe(demo):
     def edit(config):
         config["recipes"]["layer-specific"]["layerwise_lr_decay"] = 0.9
+        config["studies"]["common"] = common_study(config)  # the same cells: it adds none
 
     jobs = _requeued_cells(demo, "changed.yaml", edit)
     assert len(jobs) == 5 and all("/layer-specific/" in out for out in jobs)

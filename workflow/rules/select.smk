@@ -3,7 +3,7 @@
 # the search's finished cells and an input of the final job, so a changed search re-runs the
 # final model (blurbflow.results.handover; docs/fidelity.md). A study's `cross_validation` uses
 # it too: the evaluation folds take the tune fold's choice (job option `hparams_task`).
-from blurbflow.config.grid import search_jobs
+from blurbflow.config.grid import reference_selects, search_jobs
 
 SEARCHES = search_jobs(JOBS)  # selection file -> the search's jobs
 FINALS = {j.options.selection_file: j for j in JOBS.values() if j.options.selection_file}
@@ -36,6 +36,9 @@ rule select_hparams:
 # A study's `reference_models` (Gu et al.): its other models train only the grid point those
 # models chose on dev, one job per (model, task, recipe) that waits on this file.
 REFERENCE = paths.REFERENCE  # blurbflow.config.grid.reference_file
+# how each reference choice picks the epoch: a study's `select: common_epoch` chooses the grid
+# point at one epoch for every seed (blurbflow.results.common_epoch); studies sharing a file agree
+EPOCH_SELECTS = reference_selects(config.get("studies", {}))
 
 
 rule select_reference:
@@ -50,6 +53,7 @@ rule select_reference:
             for job in SEARCHES[REFERENCE.format(**w)]
         ],
         models=lambda w: list(FINALS[REFERENCE.format(**w)].options.hparams_models),
+        select=lambda w: EPOCH_SELECTS.get(REFERENCE.format(**w), "per_seed"),
     wildcard_constraints:
         models=r"[A-Za-z0-9][A-Za-z0-9._-]*(\+[A-Za-z0-9][A-Za-z0-9._-]*)*",
     priority: BEFORE_FINETUNE

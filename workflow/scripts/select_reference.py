@@ -9,5 +9,6 @@ run_rule(
     select_for_models,
     sources=snakemake.params.sources,
     reference=snakemake.params.models,
+    select=snakemake.params.select,
     out=snakemake.output[0],
 )

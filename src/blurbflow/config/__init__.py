@@ -17,6 +17,7 @@ from blurbflow.config.grid import (
     SELECTED,
     SELECTED_KEYS,
     check_hparams_from,
+    check_selects,
     check_sources_run,
     grid_points,
     hparams_name,
@@ -207,6 +208,7 @@ def expand_cells(
     the rounds decided, blurbflow.results.rounds), else the plan's `start`."""
     check_names(config)
     check_study_selection(config)
+    check_selects(config.get("studies", {}))  # `select: common_epoch`
     for name in config.get("recipes", {}):
         if resolve_recipe(config, name).get("hparams_from"):
             check_hparams_from(config, name, resolve_recipe)

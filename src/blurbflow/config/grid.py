@@ -87,6 +87,49 @@ def reference_file(models, task: str, recipe: str) -> str:
     return paths.REFERENCE.format(models="+".join(models), task=task, recipe=recipe)
 
 
+# study keys `select: common_epoch` is refused with, and why (results/common_epoch.py)
+COMMON_EXCLUDES = {
+    "cross_validation": "the evaluation folds keep their last epoch",
+    "export_models": "a kept model is its seed's own selected evaluation",
+}
+
+
+def check_selects(studies: dict) -> None:
+    """Each study's `select: common_epoch` refuses COMMON_EXCLUDES and adaptive seeds (the
+    point would move as seeds are added); studies sharing a reference choice agree on it."""
+    for name, study in studies.items():
+        if study.get("select") != "common_epoch":
+            continue
+        where = f"studies.{name}.select: common_epoch"
+        for key, why in COMMON_EXCLUDES.items():
+            if study.get(key):
+                raise ConfigError(f"{where}: not with `{key}` ({why}); remove one of them")
+        seeds = study.get("seeds")
+        entries = [seeds, *seeds.values()] if isinstance(seeds, dict) else []
+        if any(isinstance(entry, dict) and "adaptive" in entry for entry in entries):
+            raise ConfigError(f"{where}: not with adaptive seeds (the point moves as they come)")
+    reference_selects(studies)
+
+
+def reference_selects(studies: dict) -> dict[str, str]:
+    """Reference selection file → how its study chooses the epoch (`select`, default
+    `per_seed`; results/common_epoch.py), for the `select_reference` rule. Studies sharing a
+    file share the point it names (their other models' `on-…` cells), so they must agree."""
+    found: dict[str, tuple[str, str]] = {}
+    for name, study in studies.items():
+        models = study.get("reference_models")
+        select = study.get("select") or "per_seed"
+        for task, recipe in itertools.product(study["tasks"] if models else [], study["recipes"]):
+            path = reference_file(models, task, recipe)
+            other, chosen = found.setdefault(path, (name, select))
+            if chosen != select:
+                raise ConfigError(
+                    f"studies.{name}.select: {select}, but studies.{other} ({chosen}) shares its "
+                    f"reference choice {path}; give both studies the same `select`"
+                )
+    return {path: select for path, (_, select) in found.items()}
+
+
 def check_hparams_from(config: dict, name: str, resolve) -> None:
     """A `hparams_from` recipe names other recipes without `hparams_from`, whose options are
     its own but for what the search selects (OWN_KEYS): the final model is the searched recipe

@@ -31,7 +31,7 @@ from blurbflow.results.stats import (
     failure_rates,
     fine_tuning_times,
 )
-from blurbflow.results.study_cells import DIMS, STUDY_COLUMNS, in_study, study_cells
+from blurbflow.results.study_cells import DIMS, in_study, study_cells, study_columns
 from blurbflow.results.tables import column_labels, study_layout, study_table, table_entries
 from blurbflow.util.io import write_text_atomic
 from blurbflow.util.provenance import cell_command
@@ -145,7 +145,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 def _study_view(cells: pd.DataFrame, name: str, study: dict) -> dict:
     study_layout(study)  # fail early with the study's name in the message
     study = shown_study(study)  # a `choose` group is the one recipe it shows
-    light = cells[[c for c in STUDY_COLUMNS if c in cells.columns]]
+    light = cells[[c for c in study_columns(study) if c in cells.columns]]
     mask = in_study(light, study)
     everything = light[mask]
     selected = study_cells(everything, study)  # hyperparameters selected once per study

@@ -9,6 +9,7 @@ import math
 import pandas as pd
 
 from blurbflow.report.overview import entry_label
+from blurbflow.results.common_epoch import entry_points, point_text
 from blurbflow.results.study_cells import ordered_tasks, seeds_of
 
 STRIP = {"width": 760, "label_width": 320, "row_height": 20, "top": 8, "axis": 22}
@@ -74,6 +75,7 @@ def seed_sections(selected: pd.DataFrame, study: dict, curves: dict) -> list[dic
     for row in selected.itertuples(index=False):
         if not pd.isna(row.seed):
             by_entry.setdefault((row.model, row.task, row.recipe), {})[int(row.seed)] = row
+    points = entry_points(selected)  # `select: common_epoch`: the epoch every seed reports at
     sections = []
     for task in ordered_tasks(study["tasks"]):
         at_task = selected[selected["task"] == task]
@@ -85,6 +87,8 @@ def seed_sections(selected: pd.DataFrame, study: dict, curves: dict) -> list[dic
             for recipe in study["recipes"]:
                 here = by_entry.get((model, task, recipe), {})
                 hparams = sorted({str(r.hparams) for r in here.values() if r.hparams})
+                if (model, task, recipe) in points:
+                    hparams.append(point_text(points[(model, task, recipe)]))
                 entries.append(
                     {
                         "label": entry_label(study, model, recipe),

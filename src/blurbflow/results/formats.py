@@ -94,13 +94,14 @@ def format_medians(table: pd.DataFrame) -> pd.DataFrame:
 def _captions(table: pd.DataFrame) -> tuple[list[str], str]:
     """(lines before the first grid, caption of the second) for the table's statistic: e.g.
     'Median (IQR: …) over seeds; bold: the best median.' (mean tables have no first line)."""
-    folds = [table.attrs["folds"], ""] if table.attrs.get("folds") else []
+    notes = [table.attrs.get(key) for key in ("folds", "select")]  # cross-validation, epochs
+    notes = [line for note in notes if note for line in (note, "")]
     statistic = REGISTRY[table.attrs.get("statistic", "mean")]
     second = f"{statistic.second.capitalize()} over seeds (n = seeds that finished ok):"
     if not statistic.first_line:
-        return folds, second
+        return notes, second
     words = statistic.words[0].upper() + statistic.words[1:]
-    return [f"{words} over seeds; bold: the best {statistic.name}.", *folds], second
+    return [f"{words} over seeds; bold: the best {statistic.name}.", *notes], second
 
 
 def _markdown_grid(corner: str, formatted: pd.DataFrame) -> list[str]:

@@ -33,6 +33,7 @@ from blurbflow.results.aggregate import (
     normalise_types,
 )
 from blurbflow.results.choices import choose_recipes, select_on_reference
+from blurbflow.results.common_epoch import COMMON, PER_SEED, at_common_points
 
 
 def search_cells(sources: list[dict], root: str | os.PathLike = ".") -> pd.DataFrame:
@@ -98,11 +99,14 @@ def select_for_final(sources: list[dict], recipes: list[str], out: str | os.Path
     return selection
 
 
-def choose_on_reference(cells: pd.DataFrame, reference: list[str]) -> dict:
+def choose_on_reference(cells: pd.DataFrame, reference: list[str], select: str = PER_SEED) -> dict:
     """The grid point a study's reference models chose on dev (blurbflow.results.choices, as
-    the study's table chooses it): `from` (recipe, hparams, models) and the grid `options`."""
+    the study's table chooses it; with `select: common_epoch` on the dev at one epoch for every
+    seed, results.common_epoch): `from` (recipe, hparams, models) and the grid `options`."""
     models = ", ".join(reference)
     _finished(cells, ("task", "recipe"), f"the reference models {models} to choose a point from")
+    if select == COMMON:
+        cells = at_common_points(cells, reference)
     chosen = select_on_reference(cells, reference)
     chosen = chosen[(chosen["status"] == "ok") & chosen["dev"].notna()]
     first = chosen.iloc[0]
@@ -117,14 +121,21 @@ def choose_on_reference(cells: pd.DataFrame, reference: list[str]) -> dict:
     }
 
 
-def select_for_models(sources: list[dict], reference: list[str], out: str | os.PathLike) -> dict:
+def select_for_models(
+    sources: list[dict], reference: list[str], out: str | os.PathLike, select: str = PER_SEED
+) -> dict:
     """The `select_reference` step: the point the reference models chose, for every other
-    model of the study (written like `select_for_final`'s file)."""
+    model of the study (written like `select_for_final`'s file). With `select: common_epoch`
+    the log names each grid point's common evaluation; the file holds only the grid point, so
+    a moved epoch re-trains nothing."""
     cells = search_cells(sources)
-    selection = choose_on_reference(cells, reference)
+    selection = choose_on_reference(cells, reference, select)
+    if select == COMMON:
+        cells = at_common_points(cells, reference)
     ok = cells[(cells["status"] == "ok") & cells["dev"].notna()]
     for (model, hparams), part in ok.groupby(["model", "hparams"]):
-        print(f"{model}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds")
+        at = f" at epoch {part['selected_epoch'].iloc[0]}" if select == COMMON else ""
+        print(f"{model}/{hparams}: mean dev {part['dev'].mean():.4f} over {len(part)} seeds{at}")
     print(f"{len(cells) - len(ok)} of {len(cells)} cells not ok")
     print(json.dumps(selection, indent=2))
     write_json_atomic(out, selection)

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from blurbflow.results.folds import shown_tasks
 from blurbflow.results.choices import recipe_members, shown_study
+from blurbflow.results.folds import shown_tasks
 from blurbflow.results.study_cells import in_study, ordered_tasks, seed_scores, study_cells
 
 TEST_COLUMNS = [

@@ -19,6 +19,7 @@ from blurbflow.results.choices import (
     scope_mask,
     select_on_reference,
 )
+from blurbflow.results.common_epoch import COMMON, READS, at_common_points, study_select
 from blurbflow.results.folds import fold_rows, shown_tasks
 from blurbflow.results.layout import DIMS
 from blurbflow.config.study_plan import cross_validation, study_seeds
@@ -86,18 +87,30 @@ def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     study's seeds (on its `reference_models` when it names them), each `choose` group reduced
     to its recipe best on dev (see `results.choices`), a cross-validated task's folds reduced
     to one row per seed (`results.folds`); only the STUDY_COLUMNS that `cells` has (and
-    `chosen` with groups, `folds` with cross-validation)."""
-    wanted = STUDY_COLUMNS + (SCORE_COLUMNS if study.get("metric") else [])
-    light = cells[[c for c in wanted if c in cells.columns]]
+    `chosen` with groups, `folds` with cross-validation, the common point with `select:
+    common_epoch`: results.common_epoch.POINT)."""
+    light = cells[[c for c in study_columns(study) if c in cells.columns]]
     light = light[in_study(light, study)]
-    reference = study.get("reference_models")
+    reference, metric = study.get("reference_models"), study.get("metric")
+    if study_select(study) == COMMON:  # one evaluation for every seed (results/common_epoch.py)
+        light = at_common_points(light, reference)
+        light = light.drop(columns=[c for c in READS if c not in SCORE_COLUMNS or not metric])
     selected = select_on_reference(light, reference) if reference else best_grid_points(light)
-    if study.get("metric"):
-        selected = with_study_metric(selected, study["metric"])
+    if metric:
+        selected = with_study_metric(selected, metric)
     return choose_recipes(fold_rows(selected, study), study)
 
 
 SCORE_COLUMNS = ["metric", "epochs", "selected_epoch", "selected_step"]
+
+
+def study_columns(study: dict) -> list[str]:
+    """The columns `study_cells` reads for `study`: STUDY_COLUMNS, and the per-evaluation
+    records where the study shows another `metric` or selects a common epoch."""
+    wanted = STUDY_COLUMNS + (SCORE_COLUMNS if study.get("metric") else [])
+    if study_select(study) == COMMON:
+        wanted += [c for c in READS if c not in wanted]
+    return wanted
 
 
 def _selected_score(row, metric: str) -> float:

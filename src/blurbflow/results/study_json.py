@@ -26,6 +26,7 @@ import pandas as pd
 from blurbflow.util.io import write_text_atomic
 from blurbflow.metrics.blurb import blurb_label, blurb_score
 from blurbflow.util.provenance import REPORT_PACKAGES, git, git_commit, package_version
+from blurbflow.results.common_epoch import COMMON, entry_points, study_select
 from blurbflow.results.layout import shown_study
 from blurbflow.results.reproduction import reproduction_rows, reproduction_summary
 from blurbflow.results.statistics import REGISTRY
@@ -89,14 +90,19 @@ def _number(value) -> float | int | None:
     return value
 
 
-def _entry(scores: list[float], diverged: int) -> dict:
+def _entry(scores: list[float], diverged: int, point: tuple | None = None) -> dict:
+    """An entry's statistics and scores; `point`: the common (epoch, step) its seeds report at
+    (`select: common_epoch`; the key is left out otherwise)."""
     summary = seed_summary(scores)
     cast = {"float64": lambda v: _number(float(v)), "int64": int}
-    return {
+    entry = {
         **{name: cast[s.dtype](summary[name]) for name, s in REGISTRY.items()},
         "diverged": int(diverged),
         "scores": [_number(float(s)) for s in scores],
     }
+    if point is not None:
+        entry["evaluation"] = {"epoch": point[0], "step": point[1]}
+    return entry
 
 
 def _blurb(tasks: list[str], entries: dict[str, dict], statistic: str) -> dict:
@@ -125,13 +131,20 @@ def study_results(
     study = shown_study(raw)
     selected = study_cells(cells, study) if selected is None else selected
     scores, diverged = seed_scores(selected), diverged_counts(selected)
+    common = study_select(study) == COMMON
+    points = entry_points(selected) if common else {}
     statistic = study_statistic(study)
     tasks = ordered_tasks(study["tasks"])
     metric = study.get("metric")
     columns = []
     for model, recipe in itertools.product(study["models"], study["recipes"]):
         keys = {task: (model, task, recipe) for task in tasks}
-        entries = {task: _entry(scores.get(k, []), diverged.get(k, 0)) for task, k in keys.items()}
+        entries = {
+            task: _entry(scores.get(k, []), diverged.get(k, 0), points.get(k, (None, None)))
+            if common
+            else _entry(scores.get(k, []), diverged.get(k, 0))
+            for task, k in keys.items()
+        }
         columns.append(
             {
                 "model": model,
@@ -148,6 +161,7 @@ def study_results(
         "study": name,
         "title": raw.get("title", name),
         "statistic": statistic,
+        "select": study_select(study),
         "tasks": tasks,
         "metrics": {task: metric or get_task(task).metric for task in tasks},
         "models": {m: (config.get("models") or {}).get(m) for m in study["models"]},

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from blurbflow.metrics.blurb import blurb_parts
+from blurbflow.results.common_epoch import COMMON, entry_points, select_note, study_select
 from blurbflow.results.layout import DIMS, shown_study, study_layout
 from blurbflow.results.statistics import (
     REGISTRY,
@@ -27,6 +28,7 @@ from blurbflow.config.study_plan import cross_validation
 
 MARKS = ("diverged", "best")  # after the seed statistics in every table
 FOLDS = "folds"  # a cross-validated study's extra stat: evaluation folds behind each seed's score
+EPOCH = "epoch"  # a `select: common_epoch` study's extra stat: the epoch every seed reports at
 STATISTICS = statistic_names()  # a study's `statistic`: the entry value, bold and BLURB
 BLURB_KEY = "BLURB"  # comparison group of BLURB entries when marking the best
 
@@ -68,7 +70,8 @@ def table_stats(study: dict) -> tuple[str, ...]:
     """The stats of each table column: the study's seed statistics (`table_statistics`), the
     marks, and `folds` in a cross-validated study."""
     stats = (*table_statistics(study_statistic(study)), *MARKS)
-    return (*stats, FOLDS) if cross_validation(study) else stats
+    stats = (*stats, FOLDS) if cross_validation(study) else stats
+    return (*stats, EPOCH) if study_select(study) == COMMON else stats
 
 
 def fold_counts(selected: pd.DataFrame) -> dict[tuple, int]:
@@ -143,6 +146,7 @@ def study_table(
     selected = study_cells(cells, study) if selected is None else selected
     scores, diverged = seed_scores(selected), diverged_counts(selected)
     stats, folds = table_stats(study), fold_counts(selected)
+    points = entry_points(selected)
 
     column_keys = list(itertools.product(*(order[d] for d in column_dims)))
     entries = []
@@ -153,13 +157,15 @@ def study_table(
             summary = seed_summary(scores.get(tuple(key[d] for d in DIMS), []))
             summary["diverged"] = diverged.get(tuple(key[d] for d in DIMS), 0)
             summary[FOLDS] = folds.get(tuple(key[d] for d in DIMS), 0)
+            summary[EPOCH] = points.get(tuple(key[d] for d in DIMS), (0, None))[0]
             entries.append({**key, **summary, "row": row, "column": _label(column)})
     entries += _blurb_entries(entries, rows_dim, column_dims, order)
     _mark_best(entries, compared_dimension(study), study_statistic(study))
 
     row_labels = list(dict.fromkeys(e["row"] for e in entries))
     column_labels = list(dict.fromkeys(e["column"] for e in entries))
-    empty = {**{n: s.empty for n, s in REGISTRY.items()}, "diverged": 0, "best": False, FOLDS: 0}
+    empty = {**{n: s.empty for n, s in REGISTRY.items()}, "diverged": 0, "best": False}
+    empty.update({FOLDS: 0, EPOCH: 0})
     data = {(c, stat): [empty[stat]] * len(row_labels) for c in column_labels for stat in stats}
     position = {row: i for i, row in enumerate(row_labels)}
     for entry in entries:
@@ -182,6 +188,7 @@ def study_table(
             "best_rule": best_rule(study),
             "statistic": study_statistic(study),
             "folds": fold_note(study),
+            "select": select_note(study),
         }
     )
     return table
@@ -232,8 +239,9 @@ def _typed(table: pd.DataFrame, column_labels: list[str]) -> pd.DataFrame:
                 table[(label, stat)] = table[(label, stat)].astype(statistic.dtype)
         table[(label, "diverged")] = table[(label, "diverged")].astype("int64")
         table[(label, "best")] = table[(label, "best")].astype("bool")
-        if (label, FOLDS) in table.columns:
-            table[(label, FOLDS)] = table[(label, FOLDS)].astype("int64")
+        for extra in (FOLDS, EPOCH):
+            if (label, extra) in table.columns:
+                table[(label, extra)] = table[(label, extra)].astype("int64")
     return table
 
 
