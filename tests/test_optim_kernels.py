@@ -107,11 +107,13 @@ def test_state_dict_moves_between_paths(saved_by, loaded_by):
     assert_same(first, opt_first, second, opt_second, **TOLERANCES[torch.float32])
 
 
-def test_default_kernel_is_fused_on_cpu_and_foreach_on_cuda(monkeypatch):
+def test_default_kernel_is_torchs_fused_one_where_it_has_the_dtype(monkeypatch):
     opt = make_optimizer(make_params(torch.float32), kernel=None, bias_correction=True)
     assert opt.kernel_for(torch.device("cpu"), torch.float32) == "fused"
     assert opt.kernel_for(torch.device("cpu"), torch.float16) == "foreach"  # not a tested dtype
-    assert opt.kernel_for(torch.device("cuda"), torch.float32) == "foreach"
+    assert opt.kernel_for(torch.device("cuda"), torch.float32) == "fused"
+    assert opt.kernel_for(torch.device("cuda"), torch.bfloat16) == "fused"
+    assert opt.kernel_for(torch.device("cuda"), torch.float64) == "foreach"
     loop = make_optimizer([], kernel="loop", bias_correction=True)
     assert loop.kernel_for(torch.device("cuda"), torch.float32) == "loop"
     with pytest.raises(ValueError, match="use one of loop, foreach, fused"):

@@ -60,6 +60,9 @@ class Result(TypedDict, total=False):
     # what a sequence head read (blurbflow.models.pooling); null: token tasks, QA, older cells
     pooling: Annotated[str | None, TEXT]
     attn_implementation: Annotated[str | None, TEXT]  # what ran (blurbflow.models.attention)
+    # the engine policy that ran (blurbflow.train.engine): SDPA backends, how batches were shaped
+    attention_backend: Annotated[str | None, TEXT]  # torch, no_cudnn, cudnn_ragged
+    batch_shapes: Annotated[str | None, TEXT]  # micro_batches, packed, padded, padding_free
     # not columns: what verification and provenance read from the file itself
     identity: dict[str, Any]  # blurbflow.identity.cell_identity
     model_commit: str | None
@@ -69,6 +72,7 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
+    engine: dict[str, Any]  # the policy's other settings (blurbflow.train.engine.Policy.record)
     host: str
     slurm_job_id: str | None
     predictions_sha256: str

@@ -34,7 +34,7 @@ from blurbflow.options import CellOptions, options_json
 from blurbflow.provenance import code_versions, git_commit, where_run
 from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train import checkpoint, faults, kept, tagging, tracking
+from blurbflow.train import checkpoint, engine, faults, kept, tagging, tracking
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
 from blurbflow.train.fit import fit
@@ -182,6 +182,25 @@ def _weights_fields(run: Run) -> dict:
     return fields
 
 
+def _engine_fields(run: Run) -> dict:
+    """The engine policy that ran (train/engine.py): SDPA backends, batch shapes, the rest."""
+    policy = run.policy
+    if policy is None:  # no step ran (a resumed run finished before its first step)
+        policy = engine.resolve(
+            engine.current(),
+            run.opt.device,
+            run.precision or "fp32",
+            run.options.batching,
+            packs=False,
+            padding_free=False,
+        )
+    return {
+        "attention_backend": policy.attention_backend,
+        "batch_shapes": policy.batch_shapes,
+        "engine": policy.record(),
+    }
+
+
 def _tokens(run: Run) -> dict[str, int]:
     """Tokens of one training epoch and of one evaluation (every split evaluated), unpadded:
     what blurbflow.plan calibrates its seconds per token on."""
@@ -237,6 +256,7 @@ def finish(
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
         "pooling": pooling_used(run.opt.model, spec.kind.token_level, spec.kind.target == "span"),
         "attn_implementation": attention.used(run.opt.model),
+        **_engine_fields(run),
         **where_run(),
         "versions": code_versions(),
         "git_commit": git_commit(),
@@ -291,7 +311,9 @@ def train_cell(
     state = state or checkpoint.LoopState()
     tracker = tracking.open_cell(tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch)
     hooks = Hooks(cell_hooks(run, data_dir, tracker))
-    with hooks.running():  # a cell that raises ends its tracked runs KILLED or FAILED
+    backend = engine.attention_backend(engine.current(), o.device)
+    # a cell that raises ends its tracked runs KILLED or FAILED
+    with hooks.running(), engine.attention_backends(backend, o.device):
         error = fit(run, state, resumed, hooks, max_steps)
         result = finish(run, state, error, start, result_path, hooks)
         hooks.on_end(result)

@@ -14,11 +14,16 @@ the next sync (at most CHECK_STEPS steps late; the weights are garbage by then e
 On the CPU the word embeddings' gradient stays sparse through a batch's micro-batches
 (`sparse_embeddings`): a dense one costs every pass a zeroed vocabulary × width matrix and its
 addition (MiniLM-L6: 11.7M of its 22.7M weights); sparse, a pass adds only its tokens' rows, and
-the sum becomes dense once, before clipping and the optimizer step (`densify`).
+the sum becomes dense once, before clipping and the optimizer step (`densify`, train/sparse.py).
+How a batch becomes model inputs on the device (micro-batches, packed rows, one padded pass,
+padding-free) is the cell's engine policy (train/engine.py, train/shapes.py); with `prefetch` the
+next batch is prepared while this one computes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import math
 import time
@@ -28,14 +33,17 @@ import numpy as np
 import torch
 
 from blurbflow.metrics import also_reported, compute_metric
+from blurbflow.models import padding_free
 from blurbflow.options import CellOptions
-from blurbflow.train import batching, checkpoint, packing
+from blurbflow.train import batching, checkpoint, engine, packing, shapes
 from blurbflow.train import device as devices
 from blurbflow.train.checkpoint import LoopState
 from blurbflow.train.hooks import Hooks
+from blurbflow.train.optim import AdamW
 from blurbflow.train.predict import predict
 from blurbflow.train.progress import Progress
 from blurbflow.train.run import CellData, Optimisation, Run  # noqa: F401  (the loop's inputs)
+from blurbflow.train.sparse import densify, sparse_embeddings
 
 CHECK_STEPS = 50
 
@@ -72,6 +80,7 @@ def fit(
     last = options.epochs * per_epoch
     last = last if max_steps is None else min(last, int(max_steps))
     steps, lengths = _steps(run, state, per_epoch), run.data.train["length"]
+    prefetch = steps.policy.prefetch
     first_loss = functools.partial(hooks.on_loss, state)  # reads state.step when called
     hooks.on_start(run, state, resumed)
     with checkpoint.SigtermFlag() as sigterm:
@@ -80,7 +89,8 @@ def fit(
             started = time.monotonic()
             if state.batches is None:  # a new epoch (a resumed one goes on with its order)
                 state.batches = batching.train_batches(lengths, batch_size, run.opt.shuffler)
-            for rows in state.batches[state.step :]:
+            prepare = functools.partial(steps.prepare, lengths, make=run.batch)
+            for rows, prepared in shapes.ahead(state.batches[state.step :], prepare, prefetch):
                 if sigterm.raised:  # only between steps: the state saved is a step boundary
                     steps.sync(state, force=True)
                     run.save(state)
@@ -88,7 +98,7 @@ def fit(
                         f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
                         "the retry resumes from it"
                     )
-                steps.step(lengths, rows, run.batch, first_loss)
+                steps.step(lengths, rows, run.batch, first_loss, prepared=prepared)
                 state.step += 1
                 step = (state.epoch - 1) * per_epoch + state.step
                 due = evaluate_now(step, every, per_epoch, last)
@@ -115,18 +125,29 @@ def fit(
 
 
 def _steps(run: Run, state: LoopState, per_epoch: int) -> Steps:
-    """The cell's step: packed rows where the model packs (train/packing.py), else padded
-    micro-batches; its precision is the run's."""
+    """The cell's step under its engine policy (train/engine.py): packed rows where the model
+    packs on the CPU (train/packing.py), padded micro-batches, one padded pass or padding-free;
+    its precision and policy are the run's."""
     done = (state.epoch - 1) * per_epoch + state.step  # a resumed run's ETA counts from here
     progress = Progress(run.name, run.options.epochs, per_epoch, done=done)
-    steps = Steps(run.opt, run.options, progress, state)
+    model, device, options = run.opt.model, run.opt.device, run.options
     token_level, lengths = run.data.spec.kind.token_level, run.data.train["length"]
-    if packing.packs(run.opt.model, token_level, run.opt.device, run.options.batching):
-        first = packing.first_position(run.opt.model)
+    packs = packing.packs(model, token_level, device, options.batching)
+    policy = engine.resolve(
+        engine.current(),
+        device,
+        devices.choose_precision(options.precision, device),
+        options.batching,
+        packs,
+        padding_free.supports(model),
+    )
+    steps = Steps(run.opt, options, progress, state, policy=policy, pad_id=run.fmt.pad_id)
+    if steps.policy.batch_shapes == "packed":
+        first = packing.first_position(model)
         steps.packer = lambda rows: packing.packed_batch(
             run.data.train, packing.pack(lengths, rows), run.fmt.pad_id, first=first
         )
-    run.precision = steps.precision
+    run.precision, run.policy, run.shapes = steps.precision, steps.policy, steps.shapes
     return steps
 
 
@@ -134,15 +155,17 @@ def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int
     """Score dev and test, keep the predictions of the best and last evaluations, then the
     hooks see the record. `step`: the optimizer step, recorded when not an epoch's end."""
     spec, splits = run.data.spec, run.data.splits
+    size = (run.policy and run.policy.eval_batch_size) or run.options.eval_batch_size
     preds = {
         split: predict(
             run.opt.model,
             spec,
             splits.encoded(split),
-            run.options.eval_batch_size,
+            size,
             run.fmt,
             run.opt.device,
             run.precision,
+            run.shapes,
         )
         for split in ("dev", "test")
     }
@@ -167,10 +190,19 @@ def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int
 
 
 class Steps:
-    def __init__(self, opt: Optimisation, options: CellOptions, progress: Progress, state=None):
+    def __init__(
+        self,
+        opt: Optimisation,
+        options: CellOptions,
+        progress: Progress,
+        state=None,
+        policy: engine.Policy | None = None,
+        pad_id: int = 0,
+    ):
         """`opt`: the cell's model, optimizer, scheduler and device; `state`: the LoopState the
         loop goes on from (a resumed fp16 run gets its loss scale back: a fresh scale of 2**16
-        would skip steps until it backed off again)."""
+        would skip steps until it backed off again); `policy`: the engine's (None: resolved
+        from the job's settings, without packing); `pad_id`: what widened batches pad with."""
         self.model, self.optimizer, self.scheduler = opt.model, opt.optimizer, opt.scheduler
         self.device, self.progress = opt.device, progress
         self.precision = devices.choose_precision(options.precision, self.device)
@@ -182,33 +214,80 @@ class Steps:
         self.pending: list[torch.Tensor] = []
         hidden = int(getattr(self.model.config, "hidden_size", 768))
         self.pass_tokens = batching.pass_cost(self.device.type, hidden)
-        self.sparse = sparse_embeddings(self.model, self.device, self.batching)
+        if policy is None:
+            policy = engine.resolve(
+                engine.current(),
+                self.device,
+                self.precision,
+                self.batching,
+                packs=False,
+                padding_free=padding_free.supports(self.model),
+            )
+        self.policy = self._apply(policy)
+        self.shapes = shapes.for_policy(
+            self.policy, self.model, self.device, pad_id, options.max_length
+        )
+        split = self.policy.batch_shapes in ("micro_batches", "packed")
+        self.sparse = sparse_embeddings(self.model, self.device, self.batching if split else "")
         self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
         self.packer: Callable | None = None  # rows -> one packed batch (set by fit, or None)
 
-    def step(
-        self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
-    ) -> None:
-        """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
-        replace the first micro-batch's loss (the hooks' `on_loss`: fault injection)."""
+    def _apply(self, policy: engine.Policy) -> engine.Policy:
+        """Set the model and optimizer up for `policy`; the policy with the optimizer's kernel
+        as it runs (None: not blurbflow's AdamW)."""
+        if policy.batch_shapes == "padding_free":
+            padding_free.enable(self.model)
+        if policy.compiled:
+            self.model.compile(backend=policy.compiled)
+        kernel = None
+        if isinstance(self.optimizer, AdamW):
+            if policy.optimizer_kernel is not None:
+                self.optimizer.kernel = policy.optimizer_kernel
+            kernel = self.optimizer.kernel_for(self.device, torch.float32)
+        return dataclasses.replace(policy, optimizer_kernel=kernel)
+
+    def prepare(self, lengths: list[int], rows: list[int], make: Callable) -> list[tuple]:
+        """The batch `rows` as its passes' (weight, inputs on the device, packing or None):
+        packed rows (train/packing.py), length-sorted micro-batches, or one pass; `make(rows)`
+        builds a padded batch. Reads the data only, so it may run ahead (shapes.ahead)."""
         if self.packer is not None:  # one pass over packed rows (train/packing.py)
             parts, weights = [self.packer(rows)], [1.0]
         else:
-            split = batching.micro_batches(
-                lengths, rows, self.batching, pass_tokens=self.pass_tokens
-            )
+            mode = self.batching if self.policy.batch_shapes == "micro_batches" else "random"
+            split = batching.micro_batches(lengths, rows, mode, pass_tokens=self.pass_tokens)
             parts = [make(p) for p in split]
             weights = batching.label_weights(parts)
+        # a pass with nothing labelled has no loss to learn from (and 0/0 = NaN)
+        return [
+            (weight, *self.shapes.inputs(part))
+            for weight, part in zip(weights, parts, strict=True)
+            if weight
+        ]
+
+    def step(
+        self,
+        lengths: list[int],
+        rows: list[int],
+        make: Callable,
+        first_loss: Callable,
+        prepared: Callable | None = None,
+    ) -> None:
+        """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
+        replace the first micro-batch's loss (the hooks' `on_loss`: fault injection);
+        `prepared()`: the batch's `prepare`, when made ahead."""
+        passes = prepared() if prepared is not None else self.prepare(lengths, rows, make)
         total = None
-        for weight, part in zip(weights, parts, strict=True):
-            if not weight:
-                continue  # nothing labelled in it: no loss to learn from (and 0/0 = NaN)
-            with devices.autocast(self.device, self.precision):
-                loss = self.model(**devices.to_device(part, self.device)).loss
-            if total is None:
-                loss = first_loss(loss)
-            loss = loss.float() * weight
-            devices.backward(loss, self.scaler)
+        for weight, inputs, packed in passes:
+            running = (
+                padding_free.running(self.model, packed) if packed else contextlib.nullcontext()
+            )
+            with running:  # the backward too: a checkpointed layer runs its forward again
+                with devices.autocast(self.device, self.precision):
+                    loss = self.model(**inputs).loss
+                if total is None:
+                    loss = first_loss(loss)
+                loss = loss.float() * weight
+                devices.backward(loss, self.scaler)
             total = loss.detach() if total is None else total + loss.detach()
         self._dense = densify(self.sparse, self._dense)
         devices.optimizer_step(self.model, self.optimizer, self.scaler, self.max_grad_norm)
@@ -239,37 +318,3 @@ class Steps:
         if self.progress.due():
             self.progress.line(state.epoch, state.step, self.lr)
         return None
-
-
-def sparse_embeddings(model, device: torch.device, batching_mode: str):
-    """The input word embeddings' weight when its gradient is kept sparse through a batch's
-    passes, else None. Only where nothing else uses the weight (no tied output layer)."""
-    if device.type != "cpu" or batching_mode != "bucketed":
-        return None
-    try:
-        embeddings = model.get_input_embeddings()
-    except (AttributeError, NotImplementedError):
-        return None
-    if not isinstance(embeddings, torch.nn.Embedding) or embeddings.max_norm is not None:
-        return None
-    weight = embeddings.weight
-    uses = sum(p is weight for _, p in model.named_parameters(remove_duplicate=False))
-    if not weight.requires_grad or uses != 1:
-        return None
-    embeddings.sparse = True
-    return weight
-
-
-def densify(weight: torch.Tensor | None, dense: torch.Tensor | None) -> torch.Tensor | None:
-    """`weight`'s sparse gradient summed into `dense`, a buffer reused by every step (a fresh
-    vocabulary × width tensor per step would be paged in again each time); returns the buffer."""
-    grad = None if weight is None else weight.grad
-    if grad is None or not grad.is_sparse:
-        return dense
-    grad = grad.coalesce()
-    if dense is None:
-        dense = torch.zeros_like(weight)
-    else:
-        dense.zero_()
-    weight.grad = dense.index_add_(0, grad.indices()[0], grad.values())
-    return dense
