@@ -1,10 +1,11 @@
 """The engine's per-device policy (blurbflow.train.engine, docs/engine.md "On a GPU"), each part
 against the computation it replaces, on the CPU: bucket-padded and host-masked batches, the
-padding-free path for BERT-style models and ModernBERT, prefetching, torch's fused AdamW and the
-compiled step. What only a GPU can show (speed) is benchmarks/gpu.py --suite's."""
+padding-free path for BERT-style models and ModernBERT, prefetching and the compiled step (torch's
+fused AdamW: tests/test_optim_kernels.py). Speed is for a GPU: benchmarks/gpu.py --suite."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -22,7 +23,6 @@ from transformers import (
 
 from blurbflow.models import padding_free
 from blurbflow.train import engine
-from blurbflow.train.optim import AdamW
 from blurbflow.train.shapes import Shapes, ahead, widen
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
@@ -75,17 +75,11 @@ def padded_batch(lengths: list[int], sequence_labels: bool = False, pad_id: int 
 def run(model, inputs: dict, packed=None):
     """(logits, loss, gradients) of one forward and backward pass."""
     model.zero_grad()
-    with padding_free.running(model, packed) if packed else _nothing():
+    with padding_free.running(model, packed) if packed else contextlib.nullcontext():
         out = model(**inputs)
         out.loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     return out.logits.detach(), out.loss.detach(), grads
-
-
-def _nothing():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 def assert_same(reference, other, real: torch.Tensor, atol: float) -> None:
@@ -267,35 +261,6 @@ def test_prefetch_changes_no_bit_of_result_json(tmp_path):
     assert {k: v for k, v in on.items() if k not in VOLATILE} == {
         k: v for k, v in off.items() if k not in VOLATILE
     }
-
-
-# -- the optimizer ------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_torchs_fused_adamw_matches_the_recipes_update_with_bias_correction(dtype):
-    """10 steps of torch.optim.AdamW(fused=True) against blurbflow's AdamW, bias correction on:
-    its default (torch's fused kernel) within 1e-7 (in fact equal), and the reference loop (the
-    update as written) within 1e-7 in float64; in float32 the loop's other order of operations
-    rounds θ differently by a few ulps (≈2e-6 at |θ| ≈ 4)."""
-    gen = torch.Generator().manual_seed(0)
-    shapes = [(40, 16), (16,), (16, 16), (3, 16)]
-    start = [torch.randn(s, generator=gen, dtype=dtype) for s in shapes]
-    grads = [[torch.randn(s, generator=gen, dtype=dtype) * 1e-2 for s in shapes] for _ in range(10)]
-    made = {}
-    for kind in ("torch", "loop", None):
-        params = [torch.nn.Parameter(p.clone()) for p in start]
-        settings = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-6, "weight_decay": 0.01}
-        if kind == "torch":
-            optimizer = torch.optim.AdamW(params, fused=True, **settings)
-        else:
-            optimizer = AdamW(params, bias_correction=True, kernel=kind, **settings)
-        for step in grads:
-            for p, g in zip(params, step, strict=True):
-                p.grad = g.clone()
-            optimizer.step()
-        made[kind] = params
-    for kind in ("loop", None) if dtype == torch.float64 else (None,):
-        for ours, theirs in zip(made[kind], made["torch"], strict=True):
-            assert (ours - theirs).abs().max() <= 1e-7
 
 
 # -- the compiled step --------------------------------------------------------------------------

@@ -141,7 +141,7 @@ class AdamW(torch.optim.Optimizer):
         for state in states:
             state["step"] += 1
         device = params[0].device
-        if device.type != "cpu":
+        if self._counts_on_device(device):
             steps = self._device_steps(states, device, group["bias_correction"])
         elif group["bias_correction"]:
             steps = [s["step"].float() for s in states]  # the kernel reads float32 counts
@@ -163,6 +163,10 @@ class AdamW(torch.optim.Optimizer):
             maximize=False,
         )
 
+    @staticmethod
+    def _counts_on_device(device: torch.device) -> bool:
+        """Whether the kernel reads its step counts on `device` (CUDA's) or on the CPU."""
+        return device.type != "cpu"
 
     def _device_steps(self, states: list[dict], device, correction: bool) -> list[torch.Tensor]:
         """The step counts as float32 tensors on `device`: one per distinct count (the host's
