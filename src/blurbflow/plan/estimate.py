@@ -16,6 +16,7 @@ import yaml
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.plan import gpus
 from blurbflow.plan import params as sizing
 from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, token_work, work
@@ -114,7 +115,9 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
     sizes = {name: key for name, (key, _, _) in sized.items()}
     found = scan(jobs, sizes, root)
     counts = {key: params for key, params, _ in sized.values()}
-    calibration = Calibration(found.samples, config.get("resources"), params=counts)
+    gpu = gpus.configured(config)
+    flops = gpu.flops if gpu else sizing.FLOPS
+    calibration = Calibration(found.samples, config.get("resources"), params=counts, flops=flops)
     folders = outdated_folders(jobs, config, root)
     affected = affected_jobs(jobs, config, folders)
     running, bumps = {}, {}
@@ -149,6 +152,7 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "studies": _studies(config, running),
         "models": _models(running, jobs, sized, calibration),
         "calibration": _calibration(calibration),
+        "prior": gpu.describe if gpu else sizing.FLOPS_SOURCE,
         "running": running,
         "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
             "folders": folders,
