@@ -167,14 +167,17 @@ def test_padding_free_matches_padded_batches(name):
     sequences, mean pooling over the padded mask)."""
     model = model_of(name)
     pad = model.config.pad_token_id or 0
-    batch = padded_batch(LENGTHS, name.endswith("sequence"), pad_id=pad)
-    reference = run(model, batch)
     assert padding_free.supports(model)
-    padding_free.enable(model)
-    inputs, packed = padding_free.pack(batch, padding_free.first_position(model.config))
-    assert inputs["input_ids"].shape == (1, sum(LENGTHS))
-    assert_same(reference, run(model, inputs, packed), batch["attention_mask"].bool(), 1e-6)
-    assert_same(reference, run(model, batch), batch["attention_mask"].bool(), 1e-6)  # outside
+    for lengths in (LENGTHS, [9, 12]):  # some within ModernBERT's window, then none
+        batch = padded_batch(lengths, name.endswith("sequence"), pad_id=pad)
+        real = batch["attention_mask"].bool()
+        model.set_attn_implementation("sdpa")
+        reference = run(model, batch)
+        padding_free.enable(model)
+        assert_same(reference, run(model, batch), real, 1e-6)  # outside `running`: sdpa's
+        inputs, packed = padding_free.pack(batch, padding_free.first_position(model.config))
+        assert inputs["input_ids"].shape == (1, sum(lengths))
+        assert_same(reference, run(model, inputs, packed), real, 1e-6)
 
 
 def test_padding_free_trains_and_predicts_as_padded_batches_do():

@@ -156,8 +156,8 @@ def per_sequence(q, k, v, packed: Packed, dropout: float, scale, window: int | N
         return _jagged(q, k, v, packed.offsets, packed.lengths, dropout, scale)
     short, long, gather, valid = _windowed(packed, window, q.device)
     out = q.new_empty(q.shape[1], q.shape[0], q.shape[2])
-    if len(short[1]):
-        tokens, offsets, lengths = short
+    tokens, offsets, lengths = short
+    if lengths:  # sequences within the window
         part = [x[:, tokens] for x in (q, k, v)]
         out[tokens] = _jagged(*part, offsets, lengths, dropout, scale)
     # the long sequences padded, each position attending within the band and its sequence
