@@ -176,7 +176,7 @@ def train_steps(case: dict, device, smoke: bool, count: int):
 def train_run(case: dict, device, warmup: int, count: int, smoke: bool = False) -> dict:
     """Samples/s of `count` steps after `warmup` (compile and first shapes included there)."""
     fresh(device)
-    with engine.attention_backends(policy_of(case, device).attention_backend, device):
+    with engine.attention_backends(device, policy_of(case, device).attention_backend):
         started = time.perf_counter()
         steps, rows, run = train_steps(case, device, smoke, warmup + count)
         run(rows[:warmup])
@@ -207,7 +207,7 @@ def eval_run(case: dict, device, batches: int, size: int, smoke: bool = False) -
     precision = devices.choose_precision(case["precision"], device)
     devices.configure(device, precision)
     policy = policy_of(case, device)
-    with engine.attention_backends(policy.attention_backend, device):
+    with engine.attention_backends(device, policy.attention_backend):
         model, config = build_model(case, device, smoke)
         pad = getattr(config, "pad_token_id", None) or 0
         if policy.batch_shapes == "padding_free":
@@ -237,7 +237,7 @@ def host_syncs(case: dict, device, smoke: bool = False) -> int | None:
     None off CUDA."""
     if device.type != "cuda":
         return None
-    with engine.attention_backends(policy_of(case, device).attention_backend, device):
+    with engine.attention_backends(device, policy_of(case, device).attention_backend):
         steps, rows, run = train_steps(case, device, smoke, 6)
         run(rows[:3])
         sync(device)
@@ -257,7 +257,7 @@ def profile_step(case: dict, device, smoke: bool = False) -> dict:
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    with engine.attention_backends(policy_of(case, device).attention_backend, device):
+    with engine.attention_backends(device, policy_of(case, device).attention_backend):
         steps, rows, run = train_steps(case, device, smoke, 6)
         run(rows[:5])
         sync(device)

@@ -80,7 +80,7 @@ def trainer_run(case: dict, device, warmup: int, count: int, smoke: bool = False
             callbacks=[clock],
         )
         backend = case.get("attention", "torch") if cuda else "torch"
-        with engine.attention_backends(backend, device):
+        with engine.attention_backends(device, backend):
             trainer.train()
     seconds = clock.end - clock.start
     return {

@@ -137,9 +137,11 @@ def test_engine_settings_name_the_bad_key_and_the_fix(given, message):
 
 def test_attention_policy_turns_cudnn_sdpa_off_inside_the_cell_only():
     before = torch.backends.cuda.cudnn_sdp_enabled()
-    with engine.attention_backends("no_cudnn", CUDA):
+    with engine.attention_backends(CUDA):  # the job's settings: auto, cuDNN's off on CUDA
         assert not torch.backends.cuda.cudnn_sdp_enabled()
-    with engine.attention_backends("no_cudnn", CPU):  # no cuDNN attention on the CPU
+    with engine.attention_backends(CUDA, "torch"):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    with engine.attention_backends(CPU, "no_cudnn"):  # no cuDNN attention on the CPU
         assert torch.backends.cuda.cudnn_sdp_enabled() == before
     assert torch.backends.cuda.cudnn_sdp_enabled() == before
 

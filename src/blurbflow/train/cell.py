@@ -182,25 +182,6 @@ def _weights_fields(run: Run) -> dict:
     return fields
 
 
-def _engine_fields(run: Run) -> dict:
-    """The engine policy that ran (train/engine.py): SDPA backends, batch shapes, the rest."""
-    policy = run.policy
-    if policy is None:  # no step ran (a resumed run finished before its first step)
-        policy = engine.resolve(
-            engine.current(),
-            run.opt.device,
-            run.precision or "fp32",
-            run.options.batching,
-            packs=False,
-            padding_free=False,
-        )
-    return {
-        "attention_backend": policy.attention_backend,
-        "batch_shapes": policy.batch_shapes,
-        "engine": policy.record(),
-    }
-
-
 def _tokens(run: Run) -> dict[str, int]:
     """Tokens of one training epoch and of one evaluation (every split evaluated), unpadded:
     what blurbflow.plan calibrates its seconds per token on."""
@@ -256,7 +237,7 @@ def finish(
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
         "pooling": pooling_used(run.opt.model, spec.kind.token_level, spec.kind.target == "span"),
         "attn_implementation": attention.used(run.opt.model),
-        **_engine_fields(run),
+        **engine.result_fields(run.policy),  # the engine policy that ran
         **where_run(),
         "versions": code_versions(),
         "git_commit": git_commit(),
@@ -311,9 +292,8 @@ def train_cell(
     state = state or checkpoint.LoopState()
     tracker = tracking.open_cell(tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch)
     hooks = Hooks(cell_hooks(run, data_dir, tracker))
-    backend = engine.attention_backend(engine.current(), o.device)
-    # a cell that raises ends its tracked runs KILLED or FAILED
-    with hooks.running(), engine.attention_backends(backend, o.device):
+    # a cell that raises ends its tracked runs KILLED or FAILED; SDPA backends as `engine` says
+    with hooks.running(), engine.attention_backends(o.device):
         error = fit(run, state, resumed, hooks, max_steps)
         result = finish(run, state, error, start, result_path, hooks)
         hooks.on_end(result)

@@ -101,6 +101,17 @@ class Policy:
         }
 
 
+def result_fields(policy: Policy | None) -> dict:
+    """result.json's fields of the policy that ran (none when no step was set up)."""
+    if policy is None:
+        return {}
+    return {
+        "attention_backend": policy.attention_backend,
+        "batch_shapes": policy.batch_shapes,
+        "engine": policy.record(),
+    }
+
+
 def resolve(
     settings: Settings,
     device: torch.device,
@@ -150,11 +161,12 @@ def compile_backend(given: bool | str) -> bool | str:
 
 
 @contextlib.contextmanager
-def attention_backends(backend: str, device: torch.device):
+def attention_backends(device: torch.device, backend: str | None = None):
     """The cell's SDPA backends on CUDA: cuDNN's off (`no_cudnn`), or on with its ragged,
     graph-reusing path (`cudnn_ragged`: TORCH_CUDNN_SDPA_AVOID_RECOMPILE=1, read by torch when a
     cuDNN attention graph is first built in the process); restored after. The CPU has no
-    cuDNN attention: nothing changes there."""
+    cuDNN attention: nothing changes there. `backend`: None, the job's settings'."""
+    backend = backend or attention_backend(_settings, device)
     if device.type != "cuda" or backend == "torch":
         yield
         return
