@@ -66,7 +66,7 @@ class Packed:
     _windowed: dict = field(default_factory=dict)  # (window, device) -> _windowed's tensors
 
     def to(self, device) -> Packed:
-        moved = {k: v.to(device, non_blocking=True) for k, v in self._tensors().items()}
+        moved = {k: to_device(v, device) for k, v in self._tensors().items()}
         return Packed(lengths=self.lengths, shape=self.shape, **moved)
 
     def _tensors(self) -> dict:
@@ -90,6 +90,14 @@ def pack(batch: dict, first: int = 0) -> tuple[dict, Packed]:
         out["token_type_ids"] = batch["token_type_ids"].reshape(-1)[index][None]
     out["position_ids"] = (index % width + first)[None]
     return out, Packed(index, offsets, lengths, (rows, width))
+
+
+def to_device(tensor: torch.Tensor, device) -> torch.Tensor:
+    """`tensor` on `device` without the host waiting: a copy from pageable memory to a GPU
+    waits for the stream first, one from pinned memory does not."""
+    if torch.device(device).type != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 _active: Packed | None = None
@@ -212,9 +220,8 @@ def _windowed(packed: Packed, window: int, device):
         offsets[1:] = torch.tensor(short_lengths, dtype=torch.long).cumsum(0)
         short = (torch.tensor(short_tokens, dtype=torch.long), offsets, short_lengths)
         long = gather[valid]
-        move = {"device": device, "non_blocking": True}
-        short = (short[0].to(**move), short[1].to(**move), short[2])
-        found = (short, long.to(**move), gather.to(**move), valid.to(**move))
+        short = (to_device(short[0], device), to_device(short[1], device), short[2])
+        found = (short, *(to_device(t, device) for t in (long, gather, valid)))
         packed._windowed[window, device] = found
     return packed._windowed[window, device]
 

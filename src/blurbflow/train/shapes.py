@@ -53,11 +53,7 @@ class Shapes:
     def _to_device(self, batch: dict) -> dict:
         if self.device.type == "cpu":
             return batch
-        pin = self.device.type == "cuda"
-        return {
-            k: (v.pin_memory() if pin else v).to(self.device, non_blocking=True)
-            for k, v in batch.items()
-        }
+        return {k: padding_free.to_device(v, self.device) for k, v in batch.items()}
 
 
 def for_policy(policy, model, device: torch.device, pad_id: int, max_width: int | None) -> Shapes:
