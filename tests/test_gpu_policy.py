@@ -234,7 +234,7 @@ def test_ahead_prepares_each_item_once_in_order():
     assert [get() for _, get in ahead([3], lambda i: -i, enabled=False)] == [-3]
 
 
-VOLATILE = {"started", "finished", "wall_seconds", "peak_memory_mb", "engine", "host"}
+VOLATILE = {"started", "finished", "wall_seconds", "peak_memory_mb", "engine"}
 
 
 def test_prefetch_changes_no_bit_of_result_json(tmp_path):
