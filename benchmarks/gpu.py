@@ -6,7 +6,8 @@ Parts, run in this order (`--budget-s` skips those that would start after it, an
   batch 32, length ≤ 128, through the project's step and predict: bf16 under each attention
   policy (torch's backends, cuDNN's off) and batch shapes (length-sorted micro-batches, one
   padded pass, widths in buckets of 64, padding-free), fp16 and fp32, our AdamW's foreach
-  kernel and torch.optim.AdamW(fused=True) beside the default, evaluation batch 64 and 256;
+  kernel and torch.optim.AdamW(fused=True) beside the default, no prefetch, evaluation batch
+  64 and 256;
 - trainer: HF Trainer on the same model, data and batch, bf16, defaults and group_by_length,
   with torch's attention backends and with cuDNN's off;
 - bc5chem: BERT-base token classification on BC5-chem's real train lengths (shipped quantiles);
@@ -60,6 +61,7 @@ def chemprot_cases() -> tuple[list, list]:
     evals.append(case(attention="no_cudnn", shapes="padded", eval_batch_size=256))
     for optimizer in ("ours-foreach", "torch-fused"):
         train.append(case(attention="no_cudnn", shapes="padded", optimizer=optimizer))
+    train.append(case(attention="no_cudnn", shapes="padded", prefetch=False))
     for shape in ("padded", "padding_free"):
         train.append(case(precision="fp16", attention="no_cudnn", shapes=shape))
     train.append(case(precision="fp16", attention="torch", shapes="padded"))
@@ -130,6 +132,7 @@ def allowed(row: dict, device, smoke: bool) -> bool:
     if device.type == "cuda":
         return True
     variant = row.get("pad_multiple", 1) > 1 or row.get("optimizer") or row.get("eval_batch_size")
+    variant = variant or "prefetch" in row
     own = row["precision"] == "bf16" and row.get("attention", "no_cudnn") == "no_cudnn"
     return own and not (smoke and variant)
 

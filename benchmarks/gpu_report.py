@@ -25,6 +25,8 @@ def _cell(row: dict, column: str) -> str:
         value = f"{shapes} (group_by_length)"
     if column == "shapes" and row.get("compile"):
         value = f"{value}, compiled"
+    if column == "shapes" and row.get("prefetch") is False:
+        value = f"{value}, no prefetch"
     if column == "what" and row.get("eval_batch_size"):
         value = f"eval ({row['eval_batch_size']})"
     return "" if value is None else f"{value:,}" if isinstance(value, float) else str(value)
@@ -82,7 +84,7 @@ def targets(result: dict) -> list[dict]:
     def add(target, wanted, measured, ok):
         out.append({"target": target, "wanted": wanted, "measured": measured, "met": ok})
 
-    train = _find(rows, task="chemprot", model="bert-base", optimizer=None, **base)
+    train = _find(rows, task="chemprot", model="bert-base", optimizer=None, prefetch=None, **base)
     evals = _find(rows, "eval", task="chemprot", model="bert-base", **base)
     if train:
         add("ChemProt training, samples/s", "≥ 2,000", train["samples_per_s"],

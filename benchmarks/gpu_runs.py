@@ -125,7 +125,7 @@ def policy_of(case: dict, device: torch.device) -> engine.Policy:
         pad_multiple=int(case.get("pad_multiple", 1)),
         optimizer_kernel=kernel,
         compiled=case.get("compile", False),
-        prefetch=device.type == "cuda",
+        prefetch=case.get("prefetch", device.type == "cuda"),
     )
 
 
