@@ -110,9 +110,10 @@ def test_auto_policy_is_todays_on_the_cpu_and_the_measured_one_on_cuda():
         assert (gpu.attention_backend, gpu.batch_shapes, gpu.prefetch) == ("no_cudnn", shapes, True)
         assert gpu.optimizer_kernel is None and gpu.compiled is False and gpu.pad_multiple == 1
     asked = engine.Settings.from_config({"shapes": "padding_free", "attention": "cudnn_ragged"})
-    assert (
-        engine.resolve(asked, CUDA, "bf16", "bucketed", False, True).batch_shapes == "padding_free"
-    )
+    for batching in ("bucketed", "random"):  # `random`: one pass, padding-free is one
+        assert engine.resolve(asked, CUDA, "bf16", batching, False, True).batch_shapes == (
+            "padding_free"
+        )
     # a model the path does not cover (DeBERTa) runs padded; the CPU has one attention choice
     assert engine.resolve(asked, CUDA, "bf16", "bucketed", False, False).batch_shapes == "padded"
     assert engine.resolve(asked, CPU, "fp32", "bucketed", False, True).attention_backend == "torch"

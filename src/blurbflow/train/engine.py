@@ -121,7 +121,7 @@ def resolve(
     padding_free: bool,
 ) -> Policy:
     """The policy of a cell on `device` running `precision`; `batching`: the recipe's option
-    (`random`: one padded pass, always), `packs`: whether its model packs token batches on the
+    (`random`: one pass per batch), `packs`: whether its model packs token batches on the
     CPU (blurbflow.train.packing), `padding_free`: whether it can run padding-free
     (blurbflow.models.padding_free.supports)."""
     cuda = device.type == "cuda"
@@ -129,8 +129,10 @@ def resolve(
     shapes = settings.shapes
     if shapes == "auto":
         shapes = "padded" if cuda and precision in ("bf16", "fp16") else "micro_batches"
-    if batching == "random" or (shapes == "padding_free" and not padding_free):
-        shapes = "padded"
+    if (batching == "random" and shapes == "micro_batches") or (
+        shapes == "padding_free" and not padding_free
+    ):
+        shapes = "padded"  # `random` computes a batch in one pass, padded or padding-free
     if shapes == "micro_batches" and packs:
         shapes = "packed"
     prefetch = cuda if settings.prefetch == "auto" else bool(settings.prefetch)
