@@ -16,6 +16,7 @@ padded batches and every other caller see the model unchanged."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 from dataclasses import dataclass, field
 
 import torch
@@ -36,8 +37,6 @@ def first_position(config) -> int:
 def supports(model) -> bool:
     """Whether `model` can run padding-free: a covered architecture under sdpa, whose forward
     takes `position_ids`, with its encoder where `_encoder` finds it."""
-    import inspect
-
     config = getattr(model, "config", None)
     if getattr(config, "model_type", None) not in MODEL_TYPES:
         return False
