@@ -1,395 +1,228 @@
-"""GPU throughput of a BASE-size BERT fine-tuning ChemProt-shaped data, per precision, and a
-micro-benchmark of the AdamW step on BERT-base parameter shapes.
+"""The GPU suite: what the engine's policies (blurbflow.train.engine) give a cell on a GPU, in one
+command that writes one JSON and one markdown table (benchmarks/README.md, "GPU suite").
 
-Model: `BertConfig()` defaults (12 layers, hidden 768, vocab 30522) under transformers' sequence
-classification head with ChemProt's 6 labels, initialised at random from the config (what
-`models.load.load_for_task` builds for ChemProt, without downloading weights). Data: token ids
-generated directly, lengths drawn from ChemProt train's WordPiece lengths (quantiles below),
-truncated to 128. Batch 32, the project's recipe defaults (`CellOptions`).
+Parts, run in this order (`--budget-s` skips those that would start after it, and says so):
+- chemprot: BERT-base (BertConfig() defaults, random weights) on ChemProt's train lengths,
+  batch 32, length ≤ 128, through the project's step and predict: bf16 under each attention
+  policy (torch's backends, cuDNN's off) and batch shapes (length-sorted micro-batches, one
+  padded pass, widths in buckets of 64, padding-free), fp16 and fp32, our AdamW's foreach
+  kernel and torch.optim.AdamW(fused=True) beside the default, no prefetch, evaluation batch
+  64 and 256;
+- trainer: HF Trainer on the same model, data and batch, bf16, defaults and group_by_length,
+  with torch's attention backends and with cuDNN's off;
+- bc5chem: BERT-base token classification on BC5-chem's real train lengths (shipped quantiles);
+- encoders: ModernBERT-base and DeBERTa-v3-base (configs written in gpu_runs.py);
+- cell: config/demo.yaml's ncbidisease job, seed 1, end to end (gpu_cell.py), verified;
+- profile: one step under torch.profiler, and host syncs torch reports in three steps;
+- ragged: cuDNN attention with TORCH_CUDNN_SDPA_AVOID_RECOMPILE=1, in a fresh process;
+- compile: torch.compile (inductor) on bucketed widths, compile time reported apart.
+cuDNN-on rows share one process's graph cache: a later row reuses the graphs of earlier ones.
 
-Training runs the project's own step, `train.fit.Steps` (micro-batches of train/batching.py,
-autocast and grad scaler of train/device.py, clipping, optimizer and schedule steps), with the
-optimizer groups and AdamW built as `train.cell.build_model_and_optimizer` builds them
-(`models.surgery.parameter_groups`), and again with the loop path of our AdamW and with
-`torch.optim.AdamW(fused=True)` in its place (torch's always corrects bias; the cost is what is
-compared). Evaluation runs `train.predict.predict` (length-sorted batches of `eval_batch_size`).
-Per precision: training and evaluation samples/s over fixed steps after warm-up, and peak GPU
-memory (`torch.cuda.max_memory_allocated`; on the CPU the process's max RSS, never reset).
-A precision the project runs as another on this device (`device.choose_precision`: the CPU
-always float32) is left out.
-
-    .venv/bin/python benchmarks/gpu.py --out gpu.json     # on a GPU machine
-    .venv/bin/python benchmarks/gpu.py --smoke            # tiny model, seconds, anywhere
-    .venv/bin/python benchmarks/gpu.py --cpu --parts optim --threads 1  # BERT-base AdamW, CPU
-
-Without CUDA it exits 2 unless given --smoke or --cpu. --smoke on the CPU uses one thread
-(on a shared 2-core machine a second one mostly waits); --threads sets it.
-"""
+    .venv/bin/python benchmarks/gpu.py --suite --out gpu-suite.json   # on a GPU, ≤ 6 min
+    .venv/bin/python benchmarks/gpu.py --suite --smoke                # tiny models, the CPU
+    .venv/bin/python benchmarks/gpu.py --lengths    # the shipped lengths, from the mirror
+Without CUDA it exits 2 unless given --smoke."""
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import os
 import platform
-import random
-import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
-import numpy as np
+import gpu_runs as runs
 import torch
 import transformers
-from transformers import AutoModelForSequenceClassification, BertConfig
+from gpu_report import markdown, targets
 
-from blurbflow.models import surgery
-from blurbflow.options import CellOptions
-from blurbflow.tasks import get_task
-from blurbflow.train import batching
 from blurbflow.train import device as devices
-from blurbflow.train.fit import Optimisation, Steps
-from blurbflow.train.optim import AdamW, linear_schedule
-from blurbflow.train.predict import BatchFormat, make_batch, predict
-from blurbflow.train.progress import Progress
 
-RESULTS_FILE = Path(__file__).resolve().parents[1] / "resources" / "benchmarks" / "gpu.json"
-
-# ChemProt train (18,035 sentences, entities dummified), uncased WordPiece length with [CLS] and
-# [SEP] at quantiles 0, 5, ..., 100 % (mean 66.4; 6.3 % longer than 128)
-CHEMPROT_LENGTHS = (11, 28, 32, 36, 39, 42, 45, 49, 52, 55, 58, 62, 65, 69, 74, 80, 87, 95, 109)
-CHEMPROT_LENGTHS += (138, 352)
-CHEMPROT_SIZES = {"train": 18035, "dev": 11268, "test": 15745}
-MAX_LENGTH, BATCH = 128, 32
-# BioM-Transformers (Alrowili & Shanker 2021): BASE on ChemProt, 3 epochs, batch 32, length 128,
-# FP16, one RTX 3090, evaluation included: 3:01
-REFERENCE = {
-    "source": "BioM-Transformers, BASE ChemProt 3 epochs, bs 32, len 128, FP16, 1x RTX 3090",
-    "wall_s": 181.0,
-    "train_samples_per_s": round(3 * CHEMPROT_SIZES["train"] / 181.0, 1),
-}
-SPEC = get_task("chemprot")
+OUT = Path(__file__).resolve().parents[1] / "resources" / "benchmarks" / "gpu-suite.json"
+ALL = ("chemprot", "trainer", "bc5chem", "encoders", "cell", "profile", "ragged", "compile")
 
 
-def chemprot_like(n: int, vocab: int, seed: int) -> dict:
-    """`n` instances: [CLS] random ids [SEP], ChemProt's lengths truncated to 128, random labels."""
-    rng = np.random.default_rng(seed)
-    q = np.linspace(0, 1, len(CHEMPROT_LENGTHS))
-    lengths = np.interp(rng.random(n), q, CHEMPROT_LENGTHS).round().astype(int)
-    lengths = np.minimum(lengths, MAX_LENGTH)
-    low = min(1000, vocab // 2)  # above BERT's special and unused ids
-    ids = [[101 % vocab, *rng.integers(low, vocab, k - 2).tolist(), 102 % vocab] for k in lengths]
-    return {
-        "input_ids": ids,
-        "token_type_ids": [[0] * len(row) for row in ids],
-        "label": rng.integers(0, len(SPEC.labels), n).tolist(),
-        "length": [len(row) for row in ids],
-    }
+def case(task="chemprot", model="bert-base", precision="bf16", **more) -> dict:
+    return {"task": task, "model": model, "precision": precision, **more}
 
 
-def options_for(precision: str) -> CellOptions:
-    return CellOptions.from_dict(
-        {
-            "model": "bert-base-random",
-            "model_source": "BertConfig()",
-            "task": "chemprot",
-            "recipe": "benchmark",
-            "hparams": "gpu",
-            "max_length": MAX_LENGTH,
-            "batch_size": BATCH,
-            "precision": precision,
-        }
-    )
+def chemprot_cases() -> tuple[list, list]:
+    train, evals = [], []
+    shapes = [("micro_batches", 1), ("padded", 1), ("padded", 64), ("padding_free", 1)]
+    for attention in ("no_cudnn", "torch"):
+        for shape, multiple in shapes:
+            train.append(case(attention=attention, shapes=shape, pad_multiple=multiple))
+        for shape, multiple in shapes[1:]:
+            evals.append(case(attention=attention, shapes=shape, pad_multiple=multiple))
+    evals.append(case(attention="no_cudnn", shapes="padded", eval_batch_size=256))
+    for optimizer in ("ours-foreach", "torch-fused"):
+        train.append(case(attention="no_cudnn", shapes="padded", optimizer=optimizer))
+    train.append(case(attention="no_cudnn", shapes="padded", prefetch=False))
+    for shape in ("padded", "padding_free"):
+        train.append(case(precision="fp16", attention="no_cudnn", shapes=shape))
+    train.append(case(precision="fp16", attention="torch", shapes="padded"))
+    evals.append(case(precision="fp16", attention="no_cudnn", shapes="padded"))
+    for shape in ("micro_batches", "padded", "padding_free"):
+        train.append(case(precision="fp32", attention="no_cudnn", shapes=shape))
+    evals.append(case(precision="fp32", attention="no_cudnn", shapes="padded"))
+    return train, evals
 
 
-def build_model(config: BertConfig, device: torch.device):
-    torch.manual_seed(0)
-    with device:  # initialised where it runs: BERT-base's init on the CPU takes seconds
-        model = AutoModelForSequenceClassification.from_config(config)
-    return model.to(device)
+def part_cases(part: str) -> tuple[list, list]:
+    if part == "chemprot":
+        return chemprot_cases()
+    if part == "bc5chem":
+        train = [case("bc5chem", attention="no_cudnn", shapes=s) for s in runs.SHAPES]
+        train.append(case("bc5chem", attention="torch", shapes="padded"))
+        train += [case("bc5chem", precision="fp32", shapes=s) for s in runs.SHAPES]
+        return train, [case("bc5chem", shapes=s) for s in ("padded", "padding_free")]
+    if part == "encoders":
+        modern = [case(model="modernbert-base", shapes=s) for s in ("padded", "padding_free")]
+        modern.append(case(model="modernbert-base", attention="torch", shapes="padded"))
+        deberta = [case(model="deberta-v3-base", attention=a) for a in ("no_cudnn", "torch")]
+        return modern + deberta, modern[:2]
+    if part == "ragged":
+        return [case(attention="cudnn_ragged")], [case(attention="cudnn_ragged")]
+    if part == "compile" and torch.cuda.is_available():
+        return [case(shapes="padded", pad_multiple=64, compile=True)], []
+    return [], []
 
 
-def build_optimizer(kind: str, model, o: CellOptions):
-    """`ours`: as train.cell builds it (foreach on CUDA, fused on the CPU); `ours-loop`: its loop;
-    `torch-fused`: torch.optim.AdamW(fused=True) on the same groups (foreach where unfused)."""
-    groups = surgery.parameter_groups(model, o.lr, o.weight_decay, o.layerwise_lr_decay)
-    groups = [{k: v for k, v in g.items() if k != "names"} for g in groups]
-    betas = (o.adam_beta1, o.adam_beta2)
-    if kind.startswith("ours"):
-        kernel = "loop" if kind == "ours-loop" else None
-        return AdamW(
-            groups,
-            lr=o.lr,
-            betas=betas,
-            eps=o.adam_epsilon,
-            bias_correction=o.adam_bias_correction,
-            kernel=kernel,
-        )
-    return torch_adamw(groups, o.lr, betas, o.adam_epsilon)
+def run_part(part: str, device, args, result: dict) -> None:
+    warmup, steps, batches = (1, 2, 2) if args.smoke else (10, 40, 40)
+    if part == "trainer":
+        from gpu_trainer import trainer_run
+
+        for attention in ("torch", "no_cudnn"):
+            for grouped in (False, True):
+                row = case(attention=attention, group_by_length=grouped, shapes="hf-trainer")
+                if allowed(row, device, args.smoke) and not (args.smoke and grouped):
+                    result["rows"].append(trainer_run(row, device, warmup, steps, args.smoke))
+    elif part == "cell":
+        from gpu_cell import demo_cell
+
+        with tempfile.TemporaryDirectory() as work:
+            result["cell"] = demo_cell(Path(work), smoke=args.smoke)
+    elif part == "profile":
+        for shape in ("padded",) if args.smoke else ("padded", "padding_free"):
+            row = case(attention="no_cudnn", shapes=shape)
+            result["profile"].append(runs.profile_step(row, device, args.smoke))
+            result["profile"][-1]["host_syncs"] = runs.host_syncs(row, device, args.smoke)
+    elif part == "ragged" and not args.child and device.type == "cuda":
+        result["rows"] += ragged_child(args)
+    else:
+        train, evals = part_cases(part)
+        for row in train:
+            if allowed(row, device, args.smoke):
+                result["rows"].append(runs.train_run(row, device, warmup, steps, args.smoke))
+        for row in evals:
+            if allowed(row, device, args.smoke):
+                size = 8 if args.smoke else row.get("eval_batch_size", 64)
+                result["rows"].append(runs.eval_run(row, device, batches, size, args.smoke))
 
 
-def torch_adamw(params, lr, betas, eps):
-    try:
-        return torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, fused=True)
-    except (RuntimeError, ValueError):  # no fused kernel for this device
-        return torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, foreach=True)
-
-
-def sync(device: torch.device) -> None:
+def allowed(row: dict, device, smoke: bool) -> bool:
+    """Whether the device runs `row` as itself: off CUDA every precision runs as fp32 (the
+    bf16 rows stand for them) and there is no cuDNN; a smoke run leaves out the variants of
+    one code path (bucket widths, other optimizers and evaluation batch sizes)."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        return True
+    variant = row.get("pad_multiple", 1) > 1 or row.get("optimizer") or row.get("eval_batch_size")
+    variant = variant or "prefetch" in row
+    own = row["precision"] == "bf16" and row.get("attention", "no_cudnn") == "no_cudnn"
+    return own and not (smoke and variant)
 
 
-def reset_peak(device: torch.device) -> None:
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
+def ragged_child(args) -> list[dict]:
+    """The ragged cuDNN rows in a fresh process, where the variable is set before any graph."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ragged.json"
+        env = {**os.environ, "TORCH_CUDNN_SDPA_AVOID_RECOMPILE": "1"}
+        command = [sys.executable, __file__, "--parts", "ragged", "--child", "--out", str(out)]
+        subprocess.run(command, env=env, check=True, timeout=240)
+        return json.loads(out.read_text())["rows"]
 
 
-def train_run(config, precision: str, kind: str, device, warmup: int, steps: int) -> dict:
-    """Samples/s of `steps` optimizer steps of the project's `Steps` after `warmup` steps."""
-    o = options_for(precision)
-    reset_peak(device)
-    model = build_model(config, device)
-    optimizer = build_optimizer(kind, model, o)
-    scheduler = linear_schedule(optimizer, warmup + steps, o.warmup_ratio)
-    opt = Optimisation(model, optimizer, scheduler, device, random.Random(0))
-    progress = Progress("gpu-bench", 1, warmup + steps, every=float("inf"), write=lambda _: None)
-    loop = Steps(opt, o, progress)
-    data = chemprot_like(BATCH * (warmup + steps), config.vocab_size, seed=1)
-    rows = batching.train_batches(data["length"], BATCH, random.Random(0))
-    fmt = BatchFormat(pad_id=0)
-    model.train()
+def lengths(mirror: Path) -> None:
+    """Print the shipped length quantiles of ChemProt and BC5-chem train, from the mirror."""
+    import numpy as np
 
-    def make(part):
-        return make_batch(data, part, fmt)
+    from blurbflow.models.load import load_tokenizer
+    from blurbflow.options import InputOptions
+    from blurbflow.tasks import get_task
+    from blurbflow.train.encode import encode_task, load_encoded
 
-    for batch in rows[:warmup]:
-        loop.step(data["length"], batch, make, lambda loss: loss)
-    sync(device)
-    start = time.perf_counter()
-    for batch in rows[warmup:]:
-        loop.step(data["length"], batch, make, lambda loss: loss)
-    sync(device)
-    seconds = time.perf_counter() - start
-    kernel = optimizer.kernel_for(device, torch.float32) if isinstance(optimizer, AdamW) else None
-    state = SimpleNamespace(losses=[], epoch=1, step=warmup + steps, scaler=None)
-    error = loop.sync(state, force=True)
-    result = {
-        "precision": precision,
-        "runs_as": loop.precision,
-        "optimizer": f"ours ({kernel})" if kind == "ours" else kind,
-        "optimizer_class": type(optimizer).__module__ + "." + type(optimizer).__name__,
-        "batching": o.batching,
-        "steps": steps,
-        "samples_per_s": round(steps * BATCH / seconds, 1),
-        "step_ms": round(1000 * seconds / steps, 2),
-        "peak_memory_mb": devices.peak_memory_mb(device),
-        "final_loss": round(state.losses[-1], 4) if state.losses else None,
-        "diverged": error,
-    }
-    del model, optimizer, scheduler, opt, loop
-    return result
+    from common import minilm_path, prepared
 
-
-def eval_run(config, precision: str, device, batches: int) -> dict:
-    """Samples/s of `predict` over `batches` evaluation batches, after two warm-up batches."""
-    o = options_for(precision)
-    runs_as = devices.choose_precision(precision, device)
-    devices.configure(device, runs_as)
-    reset_peak(device)
-    model = build_model(config, device)
-    data = chemprot_like(o.eval_batch_size * batches, config.vocab_size, seed=2)
-    warm = chemprot_like(o.eval_batch_size * 2, config.vocab_size, seed=3)
-    fmt = BatchFormat(pad_id=0)
-    predict(model, SPEC, warm, o.eval_batch_size, fmt, device, runs_as)
-    sync(device)
-    start = time.perf_counter()
-    predict(model, SPEC, data, o.eval_batch_size, fmt, device, runs_as)
-    sync(device)
-    seconds = time.perf_counter() - start
-    del model
-    return {
-        "precision": precision,
-        "runs_as": runs_as,
-        "batch_size": o.eval_batch_size,
-        "samples": len(data["length"]),
-        "samples_per_s": round(len(data["length"]) / seconds, 1),
-        "peak_memory_mb": devices.peak_memory_mb(device),
-    }
-
-
-def optim_run(config, device, warmup: int, steps: int) -> list[dict]:
-    """Median time of one optimizer step on the model's parameter shapes, random gradients."""
-    model = build_model(config, device)
-    o = options_for("fp32")
-    out = []
-    for kind in ("ours-loop", "ours-foreach", "ours-fused", "torch-foreach", "torch-fused"):
-        reset_peak(device)
-        params = [torch.nn.Parameter(p.detach().clone()) for p in model.parameters()]
-        gen = torch.Generator(device).manual_seed(0)
-        for p in params:
-            p.grad = torch.randn(p.shape, generator=gen, device=device) * 1e-3
-        groups = [{"params": params[::2], "weight_decay": 0.01}, {"params": params[1::2]}]
-        if kind.startswith("ours"):
-            optimizer = AdamW(groups, lr=o.lr, kernel=kind.removeprefix("ours-"))
-        elif kind == "torch-foreach":
-            optimizer = torch.optim.AdamW(groups, lr=o.lr, foreach=True)
-        else:
-            optimizer = torch_adamw(groups, o.lr, (0.9, 0.999), 1e-8)
-            if not optimizer.defaults.get("fused"):
-                continue  # no fused kernel here: torch-foreach is the row
-        times = []
-        for i in range(warmup + steps):
-            sync(device)
-            start = time.perf_counter()
-            optimizer.step()
-            sync(device)
-            if i >= warmup:
-                times.append(time.perf_counter() - start)
-        out.append(
-            {
-                "optimizer": kind,
-                "tensors": len(params),
-                "parameters": sum(p.numel() for p in params),
-                "median_step_ms": round(1000 * statistics.median(times), 3),
-                "min_step_ms": round(1000 * min(times), 3),
-                "steps": steps,
-            }
-        )
-        del optimizer, params, groups
-    return out
-
-
-def table(rows: list[dict], columns: list[str]) -> str:
-    cells = [[str(r.get(c, "")) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(lines)
-
-
-def estimates(train: list[dict], evals: list[dict]) -> list[dict]:
-    """ChemProt, 3 epochs, at these rates: training alone, and with dev + test evaluated after
-    every epoch (as the project does), beside the reference's 181 s."""
-    eval_rate = {e["precision"]: e["samples_per_s"] for e in evals}
-    out = []
-    for t in train:
-        train_s = 3 * CHEMPROT_SIZES["train"] / t["samples_per_s"]
-        row = {"precision": t["precision"], "optimizer": t["optimizer"], "train_s": round(train_s)}
-        if t["precision"] in eval_rate:
-            scored = CHEMPROT_SIZES["dev"] + CHEMPROT_SIZES["test"]
-            row["with_eval_s"] = round(train_s + 3 * scored / eval_rate[t["precision"]])
-        row["reference_s"] = REFERENCE["wall_s"]
-        out.append(row)
-    return out
+    for task, step in (("chemprot", 5), ("bc5chem", 1)):
+        with tempfile.TemporaryDirectory() as tmp:
+            encode_task(get_task(task), prepared(task, mirror), load_tokenizer(minilm_path()),
+                        InputOptions(max_length=512), Path(tmp))  # fmt: skip
+            found = np.array(load_encoded(Path(tmp), "train")["length"])
+        quantiles = np.percentile(found, np.arange(0, 101, step), method="nearest")
+        print(f"{task}: {len(found)} sentences, mean {found.mean():.1f}")
+        print(tuple(int(q) for q in quantiles))
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=RESULTS_FILE)
-    p.add_argument("--smoke", action="store_true", help="tiny BERT, few steps, runs anywhere")
-    p.add_argument("--cpu", action="store_true", help="without a GPU: run on the CPU")
-    p.add_argument("--parts", default="train,eval,optim", help="any of train,eval,optim")
-    p.add_argument("--precisions", default=",".join(devices.PRECISIONS))
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--steps", type=int, default=50, help="timed training steps")
-    p.add_argument("--eval-batches", type=int, default=50)
-    p.add_argument("--optim-steps", type=int, default=30)
-    p.add_argument("--threads", type=int, help="CPU threads (default: torch's)")
+    p.add_argument("--suite", action="store_true", help="every part (default: chemprot only)")
+    p.add_argument("--parts", help=f"a comma-separated subset of {','.join(ALL)}")
+    p.add_argument("--smoke", action="store_true", help="tiny models, few steps, the CPU too")
+    p.add_argument("--out", type=Path, default=OUT, help="the JSON; the table beside it (.md)")
+    p.add_argument("--budget-s", type=float, default=330.0, help="start no part after this")
+    p.add_argument("--lengths", action="store_true", help="print the shipped length quantiles")
+    p.add_argument("--mirror", type=Path, default=Path(__file__).resolve().parents[2] / "shared"
+                   / "blurb-raw")  # fmt: skip
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.lengths:
+        lengths(args.mirror)
+        return 0
     device = devices.select_device()
-    if device.type != "cuda":
-        if not (args.smoke or args.cpu):
-            print(
-                "no GPU present (torch.cuda.is_available() is False): run this on a GPU "
-                "machine, or pass --smoke (tiny model, seconds) or --cpu (BERT-base on the CPU)",
-                file=sys.stderr,
-            )
-            return 2
-        print("no GPU present (torch.cuda.is_available() is False): running on the CPU")
-    config = BertConfig(num_labels=len(SPEC.labels))
-    if args.smoke:
-        config = BertConfig(
-            num_labels=len(SPEC.labels),
-            vocab_size=1000,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-        )
-        args.warmup, args.steps, args.eval_batches, args.optim_steps = 1, 3, 2, 5
-        if device.type == "cpu" and not args.threads:
-            torch.set_num_threads(1)  # a tiny model: a second thread only adds contention
-    parts = set(args.parts.split(","))
-    asked = args.precisions.split(",")
-    precisions = []
-    for precision in asked:
-        runs_as = devices.choose_precision(precision, device)
-        if runs_as != precision and (runs_as in asked or runs_as in precisions):
-            print(f"{precision}: left out, the project runs it as {runs_as} on {device.type}")
-            continue
-        precisions.append(precision)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor()
+    if device.type != "cuda" and not args.smoke:
+        print("no GPU present (torch.cuda.is_available() is False): run this on a GPU, or pass "
+              "--smoke (tiny models, seconds, on the CPU)", file=sys.stderr)  # fmt: skip
+        return 2
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # tiny models: a second thread only adds contention
+    parts = args.parts.split(",") if args.parts else list(ALL if args.suite else ("chemprot",))
+    if unknown := set(parts) - set(ALL):
+        p.error(f"--parts: unknown {', '.join(sorted(unknown))}; use {', '.join(ALL)}")
+    started = time.perf_counter()
     result = {
-        "device": name or device.type,
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "host": platform.node(),
         "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if device.type == "cuda" else None,
         "transformers": transformers.__version__,
         "smoke": args.smoke,
-        "model": {
-            "layers": config.num_hidden_layers,
-            "hidden": config.hidden_size,
-            "vocab": config.vocab_size,
-        },
-        "batch_size": BATCH,
-        "max_length": MAX_LENGTH,
-        "threads": torch.get_num_threads(),
-        "reference": REFERENCE,
-        "train": [],
-        "eval": [],
-        "optim": [],
+        "batch_size": runs.BATCH,
+        "max_length": runs.MAX_LENGTH,
+        "rows": [],
+        "profile": [],
+        "seconds": {},
+        "skipped": [],
     }
-    kinds = (
-        ("ours", "ours-loop", "torch-fused") if device.type == "cuda" else ("ours", "torch-fused")
-    )
-    for precision in precisions:
-        if "train" in parts:
-            for kind in kinds:
-                result["train"].append(
-                    train_run(config, precision, kind, device, args.warmup, args.steps)
-                )
-        if "eval" in parts:
-            result["eval"].append(eval_run(config, precision, device, args.eval_batches))
-    if "optim" in parts:
-        result["optim"] = optim_run(config, device, 5, args.optim_steps)
-    if not args.smoke:
-        result["chemprot_3_epochs"] = estimates(result["train"], result["eval"])
-
-    print(f"device: {result['device']}; torch {torch.__version__}; {result['model']}")
-    memory = "peak_memory_mb" + ("" if device.type == "cuda" else " (max RSS)")
-    for key, columns in (
-        (
-            "train",
-            ["precision", "runs_as", "optimizer", "samples_per_s", "step_ms", "peak_memory_mb"],
-        ),
-        ("eval", ["precision", "runs_as", "batch_size", "samples_per_s", "peak_memory_mb"]),
-        ("optim", ["optimizer", "tensors", "parameters", "median_step_ms", "min_step_ms"]),
-        ("chemprot_3_epochs", ["precision", "optimizer", "train_s", "with_eval_s", "reference_s"]),
-    ):
-        if result.get(key):
-            print(f"\n{key}" + (f" ({memory})" if key in ("train", "eval") else ""))
-            print(table(result[key], columns))
-    print(
-        f"\nreference: {REFERENCE['source']}: 3:01 "
-        f"(≈ {REFERENCE['train_samples_per_s']} training samples/s including evaluation)"
-    )
+    for part in parts:
+        if time.perf_counter() - started > args.budget_s:
+            result["skipped"].append(part)
+            continue
+        with runs.timed(result["seconds"], part):
+            run_part(part, device, args, result)
+    result["seconds"]["total"] = round(time.perf_counter() - started, 1)
+    result["targets"] = [] if args.smoke or args.child else targets(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    table = markdown(result)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
     return 0
 
 

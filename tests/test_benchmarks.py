@@ -16,7 +16,8 @@ from test_slurm import cluster_answers
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "benchmarks"
-HELPERS = {"common.py"}  # imported by the benchmarks, no benchmark itself
+# imported by the benchmarks, no benchmark itself (gpu_*.py: parts of gpu.py's suite)
+HELPERS = {"common.py", "gpu_runs.py", "gpu_trainer.py", "gpu_cell.py", "gpu_report.py"}
 
 # (script, arguments after --smoke, a pattern its output must match: a table header or figure)
 SMOKE = [
@@ -25,7 +26,13 @@ SMOKE = [
     ("common_epoch.py", [], r"entries 1, changed [01]: mean Δmean [+-]\d+\.\d\d points"),
     ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
-    ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
+    # the GPU suite on the CPU: every part's code path, and a demo cell verified end to end
+    (
+        "gpu.py",
+        ["--suite", "--out", "{tmp}/gpu.json"],
+        r"\| train \| chemprot \| bert-base \| fp32 "
+        r"\| no_cudnn \| padding_free \|[\s\S]+Demo cell .+: ok on cpu .+ result.json verified",
+    ),
     ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){8}\| worst overlap ratio"),
     ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
     ("slurm_scale.py", [], r"arrays\s+2\s+1\s+[\s\S]+tools called from inside jobs"),

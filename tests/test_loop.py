@@ -220,7 +220,7 @@ def _tagger():
 def test_word_embedding_gradient_stays_sparse_through_a_batchs_micro_batches(monkeypatch):
     """On the CPU the passes add sparse rows to the word embeddings' gradient, made dense once
     before clipping: the steps are the dense steps (to float rounding)."""
-    from blurbflow.train import fit as loop
+    from blurbflow.train import step as loop
 
     rng = random.Random(2)
     data = {"input_ids": [[2] + [rng.randint(5, 49) for _ in range(rng.randint(1, 30))]]}
@@ -269,7 +269,7 @@ def test_word_embedding_gradient_stays_sparse_through_a_batchs_micro_batches(mon
 
 
 def test_no_sparse_embedding_gradient_off_the_cpu_for_random_batches_or_a_tied_weight():
-    from blurbflow.train.fit import sparse_embeddings
+    from blurbflow.train.sparse import sparse_embeddings
 
     assert sparse_embeddings(_tagger(), torch.device("cuda"), "bucketed") is None
     assert sparse_embeddings(_tagger(), torch.device("cpu"), "random") is None

@@ -108,6 +108,18 @@ PLAN: dict[str, dict[str, Plan]] = {
             "skip", "rewrites the recorded digests; tests/test_golden_digests.py computes the same"
         ),
     },
+    # the GPU suite's wheels for a GPU machine (benchmarks/README.md, "GPU suite")
+    "benchmarks/README.md": {
+        command: Plan("skip", "downloads wheels from PyPI for the device machine's python 3.12")
+        for command in (
+            ".venv/bin/python -m pip download --no-deps --only-binary=:all: --python-version 3.12"
+            " --implementation cp --platform manylinux_2_28_x86_64 --platform"
+            " manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl transformers==5.23.0"
+            " tokenizers==0.23.3 peft==0.21.2 jsonschema==4.26.0 referencing==0.37.0"
+            " jsonschema-specifications==2025.9.1 rpds-py==2026.9.1",
+            ".venv/bin/python -m pip wheel --no-deps -w .whl seqeval==1.2.2",
+        )
+    },
     "docs/slurm.md": {
         ".venv/bin/snakemake plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),
         ".venv/bin/python -m blurbflow plan --configfile my.yaml": Plan("run", expect=PLAN_TOTAL),

@@ -116,15 +116,18 @@ def finetune(
 ) -> None:
     """The seeds of one job; `options`: `CellOptions.from_dict` of the rule's params. `marker`:
     a copy of the manifest `out` once written (a round of adaptive seeds, adaptive.smk).
-    `config`: the workflow's; its `tracking` (docs/tracking.md) and the model entry's
-    `attn_implementation` (blurbflow.models.attention) are no params: they re-run nothing."""
+    `config`: the workflow's; its `tracking` (docs/tracking.md), `engine` (blurbflow.train.engine)
+    and the model entry's `attn_implementation` (blurbflow.models.attention) are no params: they
+    re-run nothing."""
     from blurbflow.models import attention
+    from blurbflow.train import engine
     from blurbflow.train.job import run_cell_job
     from blurbflow.train.tracking import job_tracking
     from blurbflow.util.io import write_text_atomic
 
     entry = ((config or {}).get("models") or {}).get(options.model) or {}
     attention.use(entry.get("attn_implementation"))  # no param: it re-runs nothing
+    engine.use((config or {}).get("engine"))
     statuses = run_cell_job(
         options,
         [int(s) for s in seeds],

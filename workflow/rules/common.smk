@@ -119,8 +119,9 @@ if DATA_SOURCE == "generated":  # a task without synthetic data stops the run be
 # scripts); its hash is their param, so they re-run when any study definition changes.
 # `tracking` is left out: it only tells the fine-tuning jobs where to report (docs/tracking.md).
 # `publish` neither: it only says where the exported models are uploaded (docs/models.md).
+# `engine` neither: how cells compute, recorded in their result.json (docs/engine.md).
 CONFIG_HASH = config_hash(
-    {key: value for key, value in config.items() if key not in ("tracking", "publish")}
+    {key: value for key, value in config.items() if key not in ("tracking", "publish", "engine")}
 )
 PARTIAL_CELLS = paths.PARTIAL_CELLS
 

@@ -47,6 +47,11 @@ def load_kwargs() -> dict:
 
 
 def used(model) -> str | None:
-    """The implementation the loaded model runs (its config's), for result.json."""
+    """The implementation the loaded model runs (its config's), for result.json: the
+    padding-free path's is sdpa on jagged tensors (blurbflow.models.padding_free), recorded
+    as sdpa (result.json's `batch_shapes` says padding_free)."""
+    from blurbflow.models.padding_free import NAME
+
     config = getattr(model, "config", None)
-    return getattr(config, "_attn_implementation", None)
+    found = getattr(config, "_attn_implementation", None)
+    return "sdpa" if found == NAME else found

@@ -161,8 +161,10 @@ class Calibration:
         overrides: dict | None = None,
         min_cells: int = MIN_CELLS,
         params: dict[str, int] | None = None,
+        flops: float = sizing.FLOPS,
     ):
-        self.overrides, self.samples = overrides, len(samples)
+        """`flops`: the prior's rate (the configured GPU type's, blurbflow.plan.gpus)."""
+        self.overrides, self.samples, self.flops = overrides, len(samples), flops
         self.params = params or {}  # size → parameter count (blurbflow.plan.params)
         groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
         for sample in samples:
@@ -200,7 +202,7 @@ class Calibration:
         if size in (self.overrides or {}):
             return SEED_OVERHEAD_MINUTES * 60.0, size_row(size, self.overrides)[2] * 60.0
         count = self.params.get(size) or sizing.SIZE_PARAMS.get(size, sizing.REFERENCE_PARAMS)
-        return sizing.prior(count, TOKENS_PER_UNIT)
+        return sizing.prior(count, TOKENS_PER_UNIT, self.flops)
 
     def _fit(self, key: tuple[str, str], group: list[Sample], tasks: dict) -> Rate:
         xs = [s.work * tasks.get((s.device, s.task), 1.0) for s in group]

@@ -17,6 +17,7 @@ import yaml
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.plan import gpus
 from blurbflow.plan import params as sizing
 from blurbflow.plan.before import study_jobs
 from blurbflow.plan.calibrate import Calibration, token_work, work
@@ -129,6 +130,7 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "studies": _studies(config, running),
         "models": _models(running, jobs, left.sized, left.calibration),
         "calibration": _calibration(left.calibration),
+        "prior": gpu.describe if (gpu := gpus.configured(config)) else sizing.FLOPS_SOURCE,
         "running": running,
         "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
             "folders": folders,
@@ -155,7 +157,9 @@ def still_to_run(
     sizes = {name: key for name, (key, _, _) in sized.items()}
     found = scan(jobs, sizes, root)
     counts = {key: params for key, params, _ in sized.values()}
-    calibration = Calibration(found.samples, config.get("resources"), params=counts)
+    gpu = gpus.configured(config)
+    flops = gpu.flops if gpu else sizing.FLOPS
+    calibration = Calibration(found.samples, config.get("resources"), params=counts, flops=flops)
     running = {}
     for path, state in found.states.items():
         if not state.runs and path not in affected:

@@ -16,8 +16,9 @@ ChemProt, 3 epochs at batch 32 and length 128, FP16, one RTX 3090, 3:01 with eva
 18,035 training instances padded to 128 (the TensorFlow scripts pad every instance to the
 length) for 3 epochs and one evaluation of dev + test (27,013 instances) gives
 110e6 · (6 · 6,925,440 + 2 · 3,457,664) / 181 s = 29.5 TFLOP/s (benchmarks/gpu.py's REFERENCE is
-the same run). A newer GPU is faster: the first finished cells replace the prior
-(blurbflow.plan.calibrate), and `resources` in the config overrides a size class's rate."""
+the same run). A newer GPU is faster: the config's GPU type picks its own rate
+(blurbflow.plan.gpus), the first finished cells replace the prior (blurbflow.plan.calibrate),
+and `resources` in the config overrides a size class's rate."""
 
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def token_flops(options: dict) -> float:
     return (4.0 if options.get("lora") else 6.0) + checkpointing
 
 
-def prior(params: int, tokens_per_unit: int) -> tuple[float, float]:
-    """(seconds per seed, seconds per unit of work) at FLOPS for a model of `params`: a unit is
-    `tokens_per_unit` trained tokens of full fine-tuning (6 FLOPs a parameter each)."""
-    return SEED_SECONDS + LOAD_SECONDS_PER_PARAM * params, 6.0 * params * tokens_per_unit / FLOPS
+def prior(params: int, tokens_per_unit: int, flops: float = FLOPS) -> tuple[float, float]:
+    """(seconds per seed, seconds per unit of work) at `flops` (a GPU type's:
+    blurbflow.plan.gpus) for a model of `params`: a unit is `tokens_per_unit` trained tokens of
+    full fine-tuning (6 FLOPs a parameter each)."""
+    return SEED_SECONDS + LOAD_SECONDS_PER_PARAM * params, 6.0 * params * tokens_per_unit / flops

@@ -26,13 +26,13 @@ def _hours(by_device: dict[str, float]) -> str:
     return " + ".join(f"{hours(h)} {hours_label(d)}" for d, h in sorted(by_device.items()))
 
 
-def _rates(calibration: dict) -> list[str]:
+def _rates(calibration: dict, prior: str = FLOPS_SOURCE) -> list[str]:
     if not calibration["cells"]:
         return [
             "Rates: no finished cell yet, every figure is the prior: each model's parameter count"
             " N (its `params`, config.json, else its size class) × 6 FLOPs a trained token (4"
             " under LoRA, +2 with gradient checkpointing), 2 an evaluated one, at"
-            f" {FLOPS_SOURCE}; tokens from the tokenized caches, the prepared data or the task's"
+            f" {prior}; tokens from the tokenized caches, the prepared data or the task's"
             " measured length (blurbflow.plan.lengths); a size class in the config's `resources`"
             " takes that table's rate."
         ]
@@ -64,7 +64,7 @@ def format_plan(plan: dict) -> str:
     lines = [
         f"Plan: {plan['cells']:,} cells in {plan['jobs']:,} fine-tuning jobs;"
         f" still to run: {left['cells']:,} cells in {left['jobs']:,} jobs.",
-        *_rates(plan["calibration"]),
+        *_rates(plan["calibration"], plan.get("prior", FLOPS_SOURCE)),
         "",
         f"{'study':<24} {'cells left':>10} {'jobs left':>9} {'device-h':>10}  of cells / jobs",
     ]

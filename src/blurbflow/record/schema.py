@@ -64,6 +64,9 @@ class Result(TypedDict, total=False):
     # the snakemake run's config files and `--config` (blurbflow.util.provenance.launch); null: by
     # hand, or older cells
     launch: Annotated[dict[str, Any] | None, JSON]
+    # the engine policy that ran (blurbflow.train.engine): SDPA backends, how batches were shaped
+    attention_backend: Annotated[str | None, TEXT]  # torch, no_cudnn, cudnn_ragged
+    batch_shapes: Annotated[str | None, TEXT]  # micro_batches, packed, padded, padding_free
     # not columns: what verification and provenance read from the file itself
     identity: dict[str, Any]  # blurbflow.config.identity.cell_identity
     model_commit: str | None
@@ -73,6 +76,7 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
+    engine: dict[str, Any]  # the policy's other settings (blurbflow.train.engine.Policy.record)
     host: str
     slurm_job_id: str | None
     predictions_sha256: str

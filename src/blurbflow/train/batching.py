@@ -31,7 +31,7 @@ def pass_cost(device_type: str, hidden_size: int) -> float:
     """What one more forward/backward pass costs, in padded tokens: on the CPU 16 × (768 /
     width)² (BERT-base: 16; MiniLM-L6: 64; the 128-wide demo model: 576, where splitting short
     batches would cost more than it saves). Measured on 2 CPU cores (2026-11-25), a pass's own
-    cost (mostly its weight-gradient traffic, see loop.sparse_embeddings) is 50-110 tokens' work
+    cost (mostly its weight-gradient traffic, see train/sparse.py) is 50-110 tokens' work
     for MiniLM-L6 and BERT-base alike, but the time is flat around the best split: BERT-base over
     the 11 BLURB sets takes 1.2% longer (modelled) split at 16 than at 52, which would leave 0.92
     of tokens real instead of 0.954; a MiniLM-L6 epoch ran faster at 64 than at 32, 128 or 256."""

@@ -32,7 +32,7 @@ from blurbflow.models.prefetch import model_commit, model_folder
 from blurbflow.options import CellOptions, options_json
 from blurbflow.record.schema import Result, cell_key
 from blurbflow.tasks import TaskSpec, get_task
-from blurbflow.train import checkpoint, faults, kept, tagging, tracking
+from blurbflow.train import checkpoint, engine, faults, kept, tagging, tracking
 from blurbflow.train.device import peak_memory_mb, select_device
 from blurbflow.train.encode import load_meta
 from blurbflow.train.fit import fit
@@ -238,6 +238,7 @@ def finish(
         "precision": run.precision,  # what the GPU ran, for the `precision` asked
         "pooling": pooling_used(run.opt.model, spec.kind.token_level, spec.kind.target == "span"),
         "attn_implementation": attention.used(run.opt.model),
+        **engine.result_fields(run.policy),  # the engine policy that ran
         **where_run(),
         "versions": code_versions(),
         "git_commit": git_commit(),
@@ -292,7 +293,8 @@ def train_cell(
     state = state or checkpoint.LoopState()
     tracker = tracking.open_cell(tracked, options, run.cell_dir, resumed, o.scheduler.last_epoch)
     hooks = Hooks(cell_hooks(run, data_dir, tracker))
-    with hooks.running():  # a cell that raises ends its tracked runs KILLED or FAILED
+    # a cell that raises ends its tracked runs KILLED or FAILED; SDPA backends as `engine` says
+    with hooks.running(), engine.attention_backends(o.device):
         error = fit(run, state, resumed, hooks, max_steps)
         result = finish(run, state, error, start, result_path, hooks)
         hooks.on_end(result)

@@ -86,9 +86,12 @@ def clip_gradients(params: list[torch.Tensor], max_norm: float) -> None:
 
 
 def to_device(batch: dict, device: torch.device) -> dict:
+    """The batch on `device`, copied from pinned memory (the host does not wait)."""
+    from blurbflow.models.padding_free import to_device as tensor_to
+
     if device.type == "cpu":
         return batch
-    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+    return {k: tensor_to(v, device) for k, v in batch.items()}
 
 
 def peak_memory_mb(device: torch.device) -> float:

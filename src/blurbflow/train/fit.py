@@ -5,16 +5,10 @@ run resumes where it stopped, and stops early after `patience` evaluations witho
 score (docs/recipes.md). The JSONL log, kept models, tracking and fault injection are hooks
 (train/hooks.py), called at fixed points, not written into the loop.
 
-One step: the batch's micro-batches' forward and backward passes (train/batching.py) in the
-cell's precision (train/device.py), then clipping and the optimizer and schedule steps. Step
-losses stay on the device until `Steps.sync` brings them to the host, in one transfer every
-CHECK_STEPS steps, when a progress line is due and before an evaluation or a save: a `.item()`
-per step would stall the GPU queue every step. A non-finite loss ends the cell as diverged at
-the next sync (at most CHECK_STEPS steps late; the weights are garbage by then either way).
-On the CPU the word embeddings' gradient stays sparse through a batch's micro-batches
-(`sparse_embeddings`): a dense one costs every pass a zeroed vocabulary × width matrix and its
-addition (MiniLM-L6: 11.7M of its 22.7M weights); sparse, a pass adds only its tokens' rows, and
-the sum becomes dense once, before clipping and the optimizer step (`densify`).
+One step (`Steps`, train/step.py): the batch's passes, clipping, the optimizer and schedule
+steps; losses reach the host every CHECK_STEPS steps. How a batch becomes model inputs on the
+device is the cell's engine policy (train/engine.py, train/shapes.py); with `prefetch` the next
+batch is prepared while this one computes.
 """
 
 from __future__ import annotations
@@ -22,22 +16,20 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable
 
 import numpy as np
-import torch
 
 from blurbflow.metrics import also_reported, compute_metric
+from blurbflow.models import padding_free
 from blurbflow.options import CellOptions
-from blurbflow.train import batching, checkpoint, packing
+from blurbflow.train import batching, checkpoint, engine, packing, shapes
 from blurbflow.train import device as devices
 from blurbflow.train.checkpoint import LoopState
 from blurbflow.train.hooks import Hooks
 from blurbflow.train.predict import predict
 from blurbflow.train.progress import Progress
 from blurbflow.train.run import CellData, Optimisation, Run  # noqa: F401  (the loop's inputs)
-
-CHECK_STEPS = 50
+from blurbflow.train.step import CHECK_STEPS, Steps  # noqa: F401  (benchmarks patch Steps.step)
 
 
 def evaluate_now(step: int, every: int | None, per_epoch: int, last: int) -> bool:
@@ -72,6 +64,7 @@ def fit(
     last = options.epochs * per_epoch
     last = last if max_steps is None else min(last, int(max_steps))
     steps, lengths = _steps(run, state, per_epoch), run.data.train["length"]
+    prefetch = steps.policy.prefetch
     first_loss = functools.partial(hooks.on_loss, state)  # reads state.step when called
     hooks.on_start(run, state, resumed)
     with checkpoint.SigtermFlag() as sigterm:
@@ -80,7 +73,8 @@ def fit(
             started = time.monotonic()
             if state.batches is None:  # a new epoch (a resumed one goes on with its order)
                 state.batches = batching.train_batches(lengths, batch_size, run.opt.shuffler)
-            for rows in state.batches[state.step :]:
+            prepare = functools.partial(steps.prepare, lengths, make=run.batch)
+            for rows, prepared in shapes.ahead(state.batches[state.step :], prepare, prefetch):
                 if sigterm.raised:  # only between steps: the state saved is a step boundary
                     steps.sync(state, force=True)
                     run.save(state)
@@ -88,7 +82,7 @@ def fit(
                         f"SIGTERM at epoch {state.epoch} step {state.step}: checkpoint saved, "
                         "the retry resumes from it"
                     )
-                steps.step(lengths, rows, run.batch, first_loss)
+                steps.step(lengths, rows, run.batch, first_loss, prepared=prepared)
                 state.step += 1
                 step = (state.epoch - 1) * per_epoch + state.step
                 due = evaluate_now(step, every, per_epoch, last)
@@ -115,18 +109,29 @@ def fit(
 
 
 def _steps(run: Run, state: LoopState, per_epoch: int) -> Steps:
-    """The cell's step: packed rows where the model packs (train/packing.py), else padded
-    micro-batches; its precision is the run's."""
+    """The cell's step under its engine policy (train/engine.py): packed rows where the model
+    packs on the CPU (train/packing.py), padded micro-batches, one padded pass or padding-free;
+    its precision and policy are the run's."""
     done = (state.epoch - 1) * per_epoch + state.step  # a resumed run's ETA counts from here
     progress = Progress(run.name, run.options.epochs, per_epoch, done=done)
-    steps = Steps(run.opt, run.options, progress, state)
+    model, device, options = run.opt.model, run.opt.device, run.options
     token_level, lengths = run.data.spec.kind.token_level, run.data.train["length"]
-    if packing.packs(run.opt.model, token_level, run.opt.device, run.options.batching):
-        first = packing.first_position(run.opt.model)
+    packs = packing.packs(model, token_level, device, options.batching)
+    policy = engine.resolve(
+        engine.current(),
+        device,
+        devices.choose_precision(options.precision, device),
+        options.batching,
+        packs,
+        padding_free.supports(model),
+    )
+    steps = Steps(run.opt, options, progress, state, policy=policy, pad_id=run.fmt.pad_id)
+    if steps.policy.batch_shapes == "packed":
+        first = packing.first_position(model)
         steps.packer = lambda rows: packing.packed_batch(
             run.data.train, packing.pack(lengths, rows), run.fmt.pad_id, first=first
         )
-    run.precision = steps.precision
+    run.precision, run.policy, run.shapes = steps.precision, steps.policy, steps.shapes
     return steps
 
 
@@ -134,15 +139,17 @@ def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int
     """Score dev and test, keep the predictions of the best and last evaluations, then the
     hooks see the record. `step`: the optimizer step, recorded when not an epoch's end."""
     spec, splits = run.data.spec, run.data.splits
+    size = (run.policy and run.policy.eval_batch_size) or run.options.eval_batch_size
     preds = {
         split: predict(
             run.opt.model,
             spec,
             splits.encoded(split),
-            run.options.eval_batch_size,
+            size,
             run.fmt,
             run.opt.device,
             run.precision,
+            run.shapes,
         )
         for split in ("dev", "test")
     }
@@ -164,112 +171,3 @@ def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int
     state.last_predictions = preds
     hooks.on_evaluate(run, state, record, improved)
     return record
-
-
-class Steps:
-    def __init__(self, opt: Optimisation, options: CellOptions, progress: Progress, state=None):
-        """`opt`: the cell's model, optimizer, scheduler and device; `state`: the LoopState the
-        loop goes on from (a resumed fp16 run gets its loss scale back: a fresh scale of 2**16
-        would skip steps until it backed off again)."""
-        self.model, self.optimizer, self.scheduler = opt.model, opt.optimizer, opt.scheduler
-        self.device, self.progress = opt.device, progress
-        self.precision = devices.choose_precision(options.precision, self.device)
-        devices.configure(self.device, self.precision)
-        self.scaler = devices.grad_scaler(self.precision)
-        if self.scaler is not None and state is not None and state.scaler:
-            self.scaler.load_state_dict(state.scaler)
-        self.batching, self.max_grad_norm = options.batching, options.max_grad_norm
-        self.pending: list[torch.Tensor] = []
-        hidden = int(getattr(self.model.config, "hidden_size", 768))
-        self.pass_tokens = batching.pass_cost(self.device.type, hidden)
-        self.sparse = sparse_embeddings(self.model, self.device, self.batching)
-        self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
-        self.packer: Callable | None = None  # rows -> one packed batch (set by fit, or None)
-
-    def step(
-        self, lengths: list[int], rows: list[int], make: Callable, first_loss: Callable
-    ) -> None:
-        """Train on the batch `rows`; `make(rows)` builds a padded batch, `first_loss(loss)` may
-        replace the first micro-batch's loss (the hooks' `on_loss`: fault injection)."""
-        if self.packer is not None:  # one pass over packed rows (train/packing.py)
-            parts, weights = [self.packer(rows)], [1.0]
-        else:
-            split = batching.micro_batches(
-                lengths, rows, self.batching, pass_tokens=self.pass_tokens
-            )
-            parts = [make(p) for p in split]
-            weights = batching.label_weights(parts)
-        total = None
-        for weight, part in zip(weights, parts, strict=True):
-            if not weight:
-                continue  # nothing labelled in it: no loss to learn from (and 0/0 = NaN)
-            with devices.autocast(self.device, self.precision):
-                loss = self.model(**devices.to_device(part, self.device)).loss
-            if total is None:
-                loss = first_loss(loss)
-            loss = loss.float() * weight
-            devices.backward(loss, self.scaler)
-            total = loss.detach() if total is None else total + loss.detach()
-        self._dense = densify(self.sparse, self._dense)
-        devices.optimizer_step(self.model, self.optimizer, self.scaler, self.max_grad_norm)
-        self.scheduler.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        if total is not None:
-            self.pending.append(total)
-        self.progress.update(samples=len(rows))
-
-    @property
-    def lr(self) -> float:
-        return max(group["lr"] for group in self.optimizer.param_groups)
-
-    def sync(self, state, force: bool = False) -> str | None:
-        """Bring pending losses into `state.losses` when due (or `force`), write a progress line
-        when one is due; returns the divergence error, or None."""
-        if not (force or len(self.pending) >= CHECK_STEPS or self.progress.due()):
-            return None
-        if force and self.scaler is not None:  # forced before every evaluation and save
-            state.scaler = self.scaler.state_dict()  # reads the scale: a sync, so only here
-        values = torch.stack(self.pending).tolist() if self.pending else []
-        self.pending = []
-        state.losses.extend(values)
-        self.progress.update(losses=values)
-        bad = next((v for v in values if not math.isfinite(v)), None)
-        if bad is not None:
-            return f"loss became {bad} at epoch {state.epoch} (by step {state.step})"
-        if self.progress.due():
-            self.progress.line(state.epoch, state.step, self.lr)
-        return None
-
-
-def sparse_embeddings(model, device: torch.device, batching_mode: str):
-    """The input word embeddings' weight when its gradient is kept sparse through a batch's
-    passes, else None. Only where nothing else uses the weight (no tied output layer)."""
-    if device.type != "cpu" or batching_mode != "bucketed":
-        return None
-    try:
-        embeddings = model.get_input_embeddings()
-    except (AttributeError, NotImplementedError):
-        return None
-    if not isinstance(embeddings, torch.nn.Embedding) or embeddings.max_norm is not None:
-        return None
-    weight = embeddings.weight
-    uses = sum(p is weight for _, p in model.named_parameters(remove_duplicate=False))
-    if not weight.requires_grad or uses != 1:
-        return None
-    embeddings.sparse = True
-    return weight
-
-
-def densify(weight: torch.Tensor | None, dense: torch.Tensor | None) -> torch.Tensor | None:
-    """`weight`'s sparse gradient summed into `dense`, a buffer reused by every step (a fresh
-    vocabulary × width tensor per step would be paged in again each time); returns the buffer."""
-    grad = None if weight is None else weight.grad
-    if grad is None or not grad.is_sparse:
-        return dense
-    grad = grad.coalesce()
-    if dense is None:
-        dense = torch.zeros_like(weight)
-    else:
-        dense.zero_()
-    weight.grad = dense.index_add_(0, grad.indices()[0], grad.values())
-    return dense

@@ -3,6 +3,7 @@ task's metric (word-level tags, labels, scores, label sets, answer spans: train/
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +13,13 @@ import pandas as pd
 import torch
 
 from blurbflow.config.identity import file_sha256
+from blurbflow.models import padding_free
 from blurbflow.tasks import TaskSpec
 from blurbflow.train import batching, tagging
 from blurbflow.train.decode_span import decode_windows, predict_span, span_batch
-from blurbflow.train.device import autocast, to_device
+from blurbflow.train.device import autocast
 from blurbflow.train.encode import IGNORE
+from blurbflow.train.shapes import Shapes
 from blurbflow.util.io import write_parquet_atomic
 
 # TaskType.target -> gold of a prepared frame, in the form the task's metric takes
@@ -107,23 +110,31 @@ def predict(
     fmt: BatchFormat,
     device=None,
     precision: str | None = None,
+    shapes=None,
 ) -> list:
     """The decoded prediction of every instance of `data`, in its order (extractive QA: of
-    every prepared instance, each decoded from all of its windows)."""
+    every prepared instance, each decoded from all of its windows). `shapes`: how a batch
+    becomes inputs on the device (blurbflow.train.shapes.Shapes; None: as it is). The logits
+    stay on the device until every batch has run (one wait, not one per batch)."""
     device = device or torch.device("cpu")
     if spec.kind.target == "span":
         return predict_span(model, spec, data, batch_size, fmt.pad_id, device, precision)
+    shapes = shapes or Shapes(device, fmt.pad_id)
     model.eval()
-    predictions: list = [None] * len(data["input_ids"])
+    batches, computed = batching.eval_batches(data["length"], batch_size), []
     with torch.inference_mode():
-        for rows in batching.eval_batches(data["length"], batch_size):
+        for rows in batches:
             batch = make_batch(data, rows, fmt)
             batch.pop("labels")
-            with autocast(device, precision):
-                logits = model(**to_device(batch, device)).logits.float().cpu()
-            decoded = decode(spec, logits, data, rows, fmt.scheme)
-            for i, value in zip(rows, decoded, strict=True):
-                predictions[i] = value
+            inputs, packed = shapes.inputs(batch)
+            with padding_free.running(model, packed) if packed else contextlib.nullcontext():
+                with autocast(device, precision):
+                    computed.append(model(**inputs).logits.float())
+    predictions: list = [None] * len(data["input_ids"])
+    for rows, logits in zip(batches, computed, strict=True):
+        decoded = decode(spec, logits.cpu(), data, rows, fmt.scheme)
+        for i, value in zip(rows, decoded, strict=True):
+            predictions[i] = value
     return predictions
 
 

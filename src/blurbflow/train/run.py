@@ -48,6 +48,8 @@ class Run:
     key: str  # the checkpoint key: options and identity
     fault: str | None = None  # blurbflow.train.faults
     precision: str | None = None  # what the device ran, set by `fit`
+    policy: object | None = None  # the engine policy that ran (train/engine.py), set by `fit`
+    shapes: object | None = None  # how its batches became inputs (train/shapes.py), by `fit`
     init_report: dict | None = None  # what init_from loaded (blurbflow.train.weights)
 
     @property

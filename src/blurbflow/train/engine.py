@@ -1,0 +1,186 @@
+"""How a cell computes on its device: the config's `engine` settings (docs/engine.md "On a
+GPU"), resolved per cell into the `Policy` that runs and that result.json records.
+
+No setting is a cell option: each changes how a batch is computed, not which batches, so the
+numbers differ by kernel rounding at most and editing them re-runs nothing (as the model
+entry's `attn_implementation`). `auto`, the default of each, is today's policy on the CPU,
+unchanged to the bit, and on CUDA what the H200 figures of docs/engine.md support:
+- attention `no_cudnn`: cuDNN's SDPA backend off inside the cell (it builds a graph per input
+  shape; flash and memory-efficient SDPA remain): bf16 training 160.8 -> 652.6 samples/s;
+- shapes `padded` in bf16/fp16 (one padded pass per batch, not length-sorted micro-batches:
+  650.4 against 538.6 samples/s on BC5-chem lengths); fp32 keeps micro-batches;
+- optimizer `fused` (torch's fused AdamW kernel, the project's update: blurbflow.train.optim);
+- prefetch on (the next batch built and copied while the GPU computes).
+Opt-in until a GPU run measures them: `padding_free` shapes, bucket widths (`pad_multiple`),
+a compiled model (`compile`), another evaluation batch size (`eval_batch_size`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import torch
+
+ATTENTION = ("auto", "torch", "no_cudnn", "cudnn_ragged")
+SHAPES = ("auto", "micro_batches", "padded", "padding_free")
+KERNELS = ("auto", "loop", "foreach", "fused")
+RAGGED_ENV = "TORCH_CUDNN_SDPA_AVOID_RECOMPILE"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config's `engine` mapping (workflow/schemas/config.schema.yaml describes each)."""
+
+    attention: str = "auto"
+    shapes: str = "auto"
+    pad_multiple: int = 1
+    eval_batch_size: int | None = None
+    optimizer: str = "auto"
+    compile: bool | str = False  # true: torch.compile's default backend (inductor); or a name
+    prefetch: str | bool = "auto"
+    gpu: str | None = None  # the plan's GPU type (blurbflow.plan.gpus); the cell ignores it
+
+    @classmethod
+    def from_config(cls, given: dict | None) -> Settings:
+        """The settings of `engine:`; ConfigError-like ValueError naming the key and the fix."""
+        given = dict(given or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        if unknown := sorted(set(given) - known):
+            raise ValueError(
+                f"engine: unknown key(s) {', '.join(unknown)}; use {', '.join(sorted(known))}"
+            )
+        for key, allowed in (("attention", ATTENTION), ("shapes", SHAPES), ("optimizer", KERNELS)):
+            if key in given and given[key] not in allowed:
+                raise ValueError(
+                    f"engine.{key}: unknown {given[key]!r}; use one of {', '.join(allowed)}"
+                )
+        for key in ("pad_multiple", "eval_batch_size"):
+            value = given.get(key)
+            if value is not None and (isinstance(value, bool) or int(value) < 1):
+                raise ValueError(f"engine.{key}: {value!r} is not a whole number ≥ 1")
+        if given.get("prefetch", "auto") not in ("auto", True, False):
+            raise ValueError(f"engine.prefetch: {given['prefetch']!r}; use auto, true or false")
+        return cls(**given)
+
+
+_settings = Settings()
+
+
+def use(given: dict | None) -> None:
+    """Set the job's engine settings (steps.finetune, from the config's `engine`)."""
+    global _settings
+    _settings = Settings.from_config(given)
+
+
+def current() -> Settings:
+    return _settings
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a cell runs; result.json records `attention_backend`, `batch_shapes` and the rest
+    under `engine`."""
+
+    attention_backend: str  # torch (its own choice), no_cudnn, cudnn_ragged
+    batch_shapes: str  # micro_batches, packed (CPU token tasks), padded, padding_free
+    pad_multiple: int = 1
+    optimizer_kernel: str | None = None  # None: the optimizer's own default for the device
+    compiled: bool | str = False  # False, or the torch.compile backend
+    prefetch: bool = False
+    eval_batch_size: int | None = None  # None: the recipe's
+
+    def record(self) -> dict:
+        return {
+            "pad_multiple": self.pad_multiple,
+            "optimizer_kernel": self.optimizer_kernel,
+            "compiled": self.compiled,
+            "prefetch": self.prefetch,
+            "eval_batch_size": self.eval_batch_size,
+        }
+
+
+def result_fields(policy: Policy | None) -> dict:
+    """result.json's fields of the policy that ran (none when no step was set up)."""
+    if policy is None:
+        return {}
+    return {
+        "attention_backend": policy.attention_backend,
+        "batch_shapes": policy.batch_shapes,
+        "engine": policy.record(),
+    }
+
+
+def resolve(
+    settings: Settings,
+    device: torch.device,
+    precision: str,
+    batching: str,
+    packs: bool,
+    padding_free: bool,
+) -> Policy:
+    """The policy of a cell on `device` running `precision`; `batching`: the recipe's option
+    (`random`: one pass per batch), `packs`: whether its model packs token batches on the
+    CPU (blurbflow.train.packing), `padding_free`: whether it can run padding-free
+    (blurbflow.models.padding_free.supports)."""
+    cuda = device.type == "cuda"
+    attention = attention_backend(settings, device)
+    shapes = settings.shapes
+    if shapes == "auto":
+        shapes = "padded" if cuda and precision in ("bf16", "fp16") else "micro_batches"
+    if (batching == "random" and shapes == "micro_batches") or (
+        shapes == "padding_free" and not padding_free
+    ):
+        shapes = "padded"  # `random` computes a batch in one pass, padded or padding-free
+    if shapes == "micro_batches" and packs:
+        shapes = "packed"
+    prefetch = cuda if settings.prefetch == "auto" else bool(settings.prefetch)
+    kernel = None if settings.optimizer == "auto" else settings.optimizer
+    return Policy(
+        attention_backend=attention,
+        batch_shapes=shapes,
+        pad_multiple=int(settings.pad_multiple or 1),
+        optimizer_kernel=kernel,
+        compiled=compile_backend(settings.compile),
+        prefetch=prefetch,
+        eval_batch_size=settings.eval_batch_size,
+    )
+
+
+def attention_backend(settings: Settings, device: torch.device) -> str:
+    """The SDPA backends a cell on `device` runs with (the CPU has one choice: torch's)."""
+    if device.type != "cuda":
+        return "torch"
+    return "no_cudnn" if settings.attention == "auto" else settings.attention
+
+
+def compile_backend(given: bool | str) -> bool | str:
+    """torch.compile's backend for the setting `compile` (False: not compiled)."""
+    if given is True:
+        return "inductor"
+    return given or False
+
+
+@contextlib.contextmanager
+def attention_backends(device: torch.device, backend: str | None = None):
+    """The cell's SDPA backends on CUDA: cuDNN's off (`no_cudnn`), or on with its ragged,
+    graph-reusing path (`cudnn_ragged`: TORCH_CUDNN_SDPA_AVOID_RECOMPILE=1, read by torch when a
+    cuDNN attention graph is first built in the process); restored after. The CPU has no
+    cuDNN attention: nothing changes there. `backend`: None, the job's settings'."""
+    backend = backend or attention_backend(_settings, device)
+    if device.type != "cuda" or backend == "torch":
+        yield
+        return
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    env = os.environ.get(RAGGED_ENV)
+    ragged = backend == "cudnn_ragged"
+    torch.backends.cuda.enable_cudnn_sdp(ragged)
+    if ragged:
+        os.environ[RAGGED_ENV] = "1"
+    try:
+        yield
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)
+        if ragged and env is None:
+            os.environ.pop(RAGGED_ENV, None)
