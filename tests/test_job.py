@@ -128,6 +128,7 @@ def test_a_failed_seed_writes_the_failed_form_of_the_result_schema(tmp_path, mon
         "finished",
         "host",
         "slurm_job_id",
+        "launch",
     } and set(result) <= set(Result.__annotations__)
     assert result["cell"] == {k: CELL[k] for k in CELL_KEYS} and result["slurm_job_id"] == "4242"
     assert result["error"] == "ValueError: bad batch"  # terminal colours removed

@@ -94,7 +94,8 @@ def study_cells(cells: pd.DataFrame, study: dict) -> pd.DataFrame:
     reference, metric = study.get("reference_models"), study.get("metric")
     if study_select(study) == COMMON:  # one evaluation for every seed (results/common_epoch.py)
         light = at_common_points(light, reference)
-        light = light.drop(columns=[c for c in READS if c not in SCORE_COLUMNS or not metric])
+        dropped = [c for c in READS if c in light and (c not in SCORE_COLUMNS or not metric)]
+        light = light.drop(columns=dropped)
     selected = select_on_reference(light, reference) if reference else best_grid_points(light)
     if metric:
         selected = with_study_metric(selected, metric)

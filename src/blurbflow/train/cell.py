@@ -5,8 +5,7 @@ result.json + predictions.parquet.
 `train_cell` is setup (inputs, model, checkpoint) → fit (the training loop, train/fit.py, with the
 cell's hooks: JSONL log, kept model, tracking, fault injection; train/hooks.py) → finish (select
 the evaluation, write the result). The options are one typed object
-(blurbflow.options.CellOptions), recorded as they serialise; docs/recipes.md explains them and
-docs/results.md the files.
+(blurbflow.options.CellOptions), recorded as they serialise (docs/recipes.md, docs/results.md).
 """
 
 from __future__ import annotations
