@@ -65,5 +65,5 @@ rule data:
 
 rule cells:
     input:
-        JOB_MANIFESTS,
+        job_manifests,  # aggregate.smk
         adaptive_markers,  # adaptive studies' jobs at their last round (adaptive.smk)

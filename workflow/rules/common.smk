@@ -16,7 +16,6 @@ from blurbflow.config import (
     expand_cells,
     input_key,
 )
-from blurbflow.job_cache import cached_jobs
 from blurbflow.init_from import source_job
 from blurbflow.models.archive import archive_marker
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
@@ -50,8 +49,12 @@ try:
     # One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
     # jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
     # Expanded once per config and code; every later process (the next dry run, each SLURM
-    # job's own Snakemake) loads them (blurbflow.job_cache).
-    JOBS = cached_jobs(config, lambda config: cell_jobs(expand_cells(config)))
+    # job's own Snakemake) loads them (blurbflow.job_cache, validate.smk).
+    if PLANNED is not None:
+        JOBS = PLANNED.jobs
+    else:
+        JOBS = cell_jobs(expand_cells(config))
+        job_cache.save(PLAN_CACHE, job_cache.Planned(VALIDATED, JOBS))
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
