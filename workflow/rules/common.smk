@@ -2,6 +2,7 @@
 import inspect
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -290,6 +291,21 @@ def cell_resource(name):
         return job_resources(wildcards, attempt)[name]
 
     return resource
+
+
+def _tmpdir_resource():
+    """{tmpdir: this process's temporary folder} where the default is Snakemake's own (the
+    expression `system_tmpdir`, which Snakemake evaluates anew for each job in the process that
+    runs it; a SLURM job's own Snakemake reads this file on its node), {} where the user set
+    one: the finetune rule's 6,285 evaluations in a dry run of config.yaml."""
+    try:
+        builtin = workflow.resource_settings.default_resources["tmpdir"].raw == "system_tmpdir"
+    except (KeyError, TypeError, AttributeError):
+        return {}
+    return {"tmpdir": tempfile.gettempdir()} if builtin else {}
+
+
+TMPDIR = _tmpdir_resource()
 
 
 # Snakemake does not pass a job's priority on to the jobs it waits for: the quick steps that
