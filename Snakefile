@@ -30,6 +30,7 @@ include: "workflow/rules/model.smk"
 include: "workflow/rules/prefetch.smk"
 include: "workflow/rules/tokenize.smk"
 include: "workflow/rules/finetune.smk"
+include: "workflow/rules/stage_bytes.smk"  # a stage re-made with the same content: no job
 include: "workflow/rules/adaptive.smk"  # rounds of adaptive seeds; fixed-seed JOB_MANIFESTS
 include: "workflow/rules/select.smk"
 include: "workflow/rules/aggregate.smk"

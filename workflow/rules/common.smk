@@ -434,7 +434,7 @@ def _outdated_stages():
     return found
 
 
-_outdated_stages()
+OUTDATED_STAGES = _outdated_stages()  # folder -> its changes (stage_bytes.smk)
 
 
 # How a finished job is made to re-run, with Snakemake's public rerun triggers only (issue 30:
@@ -518,6 +518,8 @@ def tokenize_rerun(wildcards):
 @job_function
 def finetune_inputs(wildcards):
     job = job_of(wildcards)
+    if job.path in WAITING_JOBS:  # a re-made folder: after the check of its content
+        checkpoints.stage_bytes.get()  # (stage_bytes.smk)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
     if stamp := recheck(job):  # its seed files changed since it finished, or did once
         inputs["rerun"] = stamp
