@@ -25,6 +25,7 @@ SMOKE = [
     ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
     ("gpu.py", ["--out", "{tmp}/gpu.json"], r"optimizer\s+tensors\s+parameters\s+median_step_ms"),
+    ("job_start.py", [], r"process start to the script's first line, median of 1: \d+\.\d\d s"),
     ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){8}\| worst overlap ratio"),
     ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
     ("slurm_scale.py", [], r"arrays\s+2\s+1\s+[\s\S]+tools called from inside jobs"),
