@@ -264,6 +264,8 @@ def main() -> None:
             f"planned exactly the {len(changed_jobs)} jobs ({changed_cells} cells) of "
             f"{args.recipe}, plus {sorted(listed)}"
         )
+    if args.smoke:  # the growth too, in the same smoke run
+        scales(config, [1, 2], 1)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ def test_a_second_read_of_the_workflow_plans_from_the_cache(tmp_path):
     """Two dry runs of the demo: the second plans the fine-tuning jobs the first left in the
     file (one removed from it, to show where they come from)."""
     workdir = copy_workflow(tmp_path / "wf")
-    args = ("-n", "--configfile", "config/demo.yaml", "all")
+    args = ("-n", "all", "--configfile", "config/demo.yaml")
     first = snakemake(workdir, *args)
     assert first.returncode == 0, first.stderr[-3000:]
     (cache,) = (workdir / ".snakemake/blurbflow").glob("jobs-*.pickle")

@@ -37,11 +37,15 @@ def test_a_bumped_task_re_makes_its_data_its_tokenized_folders_and_a_model_built
         stage_bytes.tokenized_folder(j) for j in jobs.values() if j.task == task or j.model == built
     }
     assert {f for f, kind in folders.items() if kind == "tokenized"} == expected
-    assert list(folders.values()) == sorted(folders.values(), key=["data", "model", "tokenized"].index)
+    assert list(folders.values()) == sorted(
+        folders.values(), key=["data", "model", "tokenized"].index
+    )
     waiting, readers, inputs = stage_bytes.check_plan(jobs, config, folders)
     assert waiting == {p for p, j in jobs.items() if j.task == task or j.model == built}
     assert inputs[model] == [paths.data(task)]
-    assert readers[paths.data(task)] == [f"{p}/seeds.json" for p, j in jobs.items() if j.task == task]
+    assert readers[paths.data(task)] == [
+        f"{p}/seeds.json" for p, j in jobs.items() if j.task == task
+    ]
 
 
 def test_nothing_outdated_plans_no_check():
@@ -64,7 +68,9 @@ def _project(data: bytes, tokens: bytes) -> tuple[dict, dict, dict]:
     _write(Path(data_dir), {"stats.json": b"{}"})
     write_record(data_dir, "data")
     _write(Path(tokenized), {f"{s}.parquet": tokens for s in ("train", "dev", "test")})
-    _write(Path(tokenized), {"meta.json": b'{"versions": {"encode": 2}}', ".snakemake_timestamp": b""})
+    _write(
+        Path(tokenized), {"meta.json": b'{"versions": {"encode": 2}}', ".snakemake_timestamp": b""}
+    )
     manifest = Path("results/cells/m/t/r/h/seeds.json")
     if not manifest.exists():
         identity = {"tokenized": tokenized_identity(tokenized), "data": data_checksums(data_dir)}
@@ -81,7 +87,9 @@ def test_the_same_content_gets_its_dates_back_and_a_change_keeps_the_new_ones(
     monkeypatch.chdir(tmp_path)
     folders, readers, inputs = _project(b"rows", b"ids")
     dates = {
-        path: OLD for folder, kind in folders.items() for path in stage_bytes.visible_files(folder, kind)
+        path: OLD
+        for folder, kind in folders.items()
+        for path in stage_bytes.visible_files(folder, kind)
     }
     # the stages re-made both folders with the same content (as a bump does: new dates)
     folders, readers, inputs = _project(b"rows", b"ids")

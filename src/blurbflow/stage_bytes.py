@@ -73,7 +73,7 @@ def check_plan(jobs: dict[str, CellJob], config: dict, folders: dict[str, str]):
         for folder in mine:
             if folder in folders:
                 readers[folder].append(f"{path}/seeds.json")
-        if mine[0] in folders or mine[2] in folders:
+        if mine[0] in folders:  # (a re-made model re-makes its tokenized folders too)
             waiting.add(path)
             inputs[mine[0]] = [f for f in mine[1:] if f in folders]
     for name, folder in built.items():
