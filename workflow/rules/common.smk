@@ -297,7 +297,7 @@ def _tmpdir_resource():
     """{tmpdir: this process's temporary folder} where the default is Snakemake's own (the
     expression `system_tmpdir`, which Snakemake evaluates anew for each job in the process that
     runs it; a SLURM job's own Snakemake reads this file on its node), {} where the user set
-    one: the finetune rule's 6,285 evaluations in a dry run of config.yaml."""
+    one: the finetune and tokenize rules' 7,156 evaluations in a dry run of config.yaml."""
     try:
         builtin = workflow.resource_settings.default_resources["tmpdir"].raw == "system_tmpdir"
     except (KeyError, TypeError, AttributeError):

@@ -21,6 +21,7 @@ rule tokenize:
     log:
         paths.TOKENIZE_LOG,
     resources:
+        **TMPDIR,  # Snakemake's default, evaluated once (common.smk)
         **SLURM_CPU,
     conda:
         BLURBFLOW_ENV
