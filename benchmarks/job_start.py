@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--job", help="the finetune job's wildcards, KEY=VALUE,…")
     parser.add_argument("--smoke", action="store_true", help="the demo config, one repeat")
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat = 1
     config_file = REPO / ("config/demo.yaml" if args.smoke else "config.yaml")
     config = yaml.safe_load(config_file.read_text())
     job = args.job or (SMOKE_JOB if args.smoke else JOB)
