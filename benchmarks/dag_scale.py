@@ -14,6 +14,10 @@ built folder, so a second call (e.g. with SLURM clients on PATH) times without r
     .venv/bin/python benchmarks/dag_scale.py [--recipe tinn-llrd] [--repeat 3] [--workdir DIR]
 
 `--smoke`: the same steps, once each, on config.yaml cut to a few jobs (`smoke_config`).
+
+`--scales 1,2,4`: how the cost grows instead: the literal dry run (`snakemake -n all`, nothing
+built) of config.yaml with its studies once, twice and four times (`scaled_config`: each copy
+on copies of the models, as many jobs again), median of `--repeat` whole processes each.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ STAND_IN = """# Writes the outputs a rule's step would, and nothing else (dag_sc
 import json, pathlib, sys
 
 NAMES = ("generate", "fetch", "prepare", "build_model", "prefetch", "prefetch_check",
-         "tokenize", "finetune", "aggregate", "tables", "report", "report_after_failure")
+         "tokenize", "finetune", "aggregate", "tables", "report", "report_after_failure",
+         "stage_bytes")
 
 
 def write(path):
@@ -118,6 +123,64 @@ def smoke_config(config: dict) -> dict:
     return config
 
 
+def _renamed(value, names: dict):
+    """`value` with every string (list item, mapping key or value) in `names` renamed."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, list):
+        return [_renamed(item, names) for item in value]
+    if isinstance(value, dict):
+        return {names.get(k, k): _renamed(v, names) for k, v in value.items()}
+    return value
+
+
+def scaled_config(config: dict, factor: int) -> dict:
+    """config.yaml with its studies `factor` times: copy k (2..factor) runs every study on
+    copies of its models (`{model}-x{k}`, the same entry), so each copy adds as many
+    fine-tuning and tokenization jobs as the original has (the data and downloads are shared)."""
+    config = copy.deepcopy(config)
+    models, studies = dict(config["models"]), dict(config["studies"])
+    for k in range(2, factor + 1):
+        names = {model: f"{model}-x{k}" for model in models}
+        config["models"].update({names[m]: copy.deepcopy(spec) for m, spec in models.items()})
+        config["studies"].update({f"{n}-x{k}": _renamed(s, names) for n, s in studies.items()})
+    return config
+
+
+# The config's size limit (blurbflow.config.validate.MAX_CELLS) raised for the scaled configs: 4x
+# config.yaml's studies are more cells than a config may have.
+STAND_IN_VALIDATE = """import os
+exec(open(os.path.join({real!r}, "validate.py")).read())
+MAX_CELLS = 10**7
+"""
+
+
+def scales(config: dict, factors: list[int], repeat: int) -> None:
+    """The literal dry run's seconds at each factor, in a fresh copy of the workflow each."""
+    first = None
+    for factor in factors:
+        with tempfile.TemporaryDirectory() as tmp:
+            workdir = copy_workflow(Path(tmp) / "wf")
+            (workdir / "config.yaml").write_text(yaml.safe_dump(scaled_config(config, factor)))
+            stand_in, real = Path(tmp) / "stand-in", str(Path(blurbflow.__file__).parent)
+            (stand_in / "blurbflow").mkdir(parents=True)
+            (stand_in / "blurbflow/__init__.py").write_text(STAND_IN_INIT.format(real=real))
+            (stand_in / "blurbflow/config/validate.py").write_text(
+                STAND_IN_VALIDATE.format(real=real)
+            )
+            times, output = [], ""
+            for _ in range(repeat):
+                seconds, output = snakemake(workdir, "-n", "all", stand_in=stand_in)
+                times.append(seconds)
+        jobs = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
+        median = statistics.median(times)
+        first = first or median
+        print(
+            f"{factor}x the studies: {jobs} jobs, `snakemake -n all` median {median:.1f} s "
+            f"({', '.join(f'{t:.1f}' for t in times)}), {median / first:.2f}x the first"
+        )
+
+
 def snakemake(workdir: Path, *args: str, stand_in: Path | None = None) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": str(stand_in)} if stand_in else None
     start = time.perf_counter()
@@ -141,9 +204,14 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="keep (or reuse) the built workflow here")
     parser.add_argument("--up-to-date-only", action="store_true", help="skip the edited config")
     parser.add_argument("--smoke", action="store_true", help="a 3-job config, one repeat")
+    parser.add_argument("--scales", help="factors of the studies to time, e.g. 1,2,4")
     args = parser.parse_args()
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
+    if args.scales:
+        factors = [int(f) for f in args.scales.split(",")]
+        repeat = 1 if args.smoke else args.repeat
+        return scales(smoke_config(config) if args.smoke else config, factors, repeat)
     if args.smoke:
         config, args.repeat = smoke_config(config), 1
     cells = expand_cells(config)
@@ -210,6 +278,8 @@ def main() -> None:
             f"planned exactly the {len(changed_jobs)} jobs ({changed_cells} cells) of "
             f"{args.recipe}, plus {sorted(listed)}"
         )
+    if args.smoke:  # the growth too, in the same smoke run
+        scales(config, [1, 2], 1)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ SMOKE = [
         r"\| train \| chemprot \| bert-base \| fp32 "
         r"\| no_cudnn \| padding_free \|[\s\S]+Demo cell .+: ok on cpu .+ result.json verified",
     ),
+    ("job_start.py", [], r"process start to the script's first line, median of 1: \d+\.\d\d s"),
     ("padding_efficiency.py", [], r"all 11 sets\s+(\d\.\d{3}\s+){8}\| worst overlap ratio"),
     ("plan_accuracy.py", [], r"predicted \d+ jobs .*: median \|error\| \d+%"),
     ("slurm_scale.py", [], r"arrays\s+2\s+1\s+[\s\S]+tools called from inside jobs"),

@@ -1,6 +1,5 @@
 """Config `slurm` → the SLURM executor plugin's resources (blurbflow.cluster.slurm_resources),
-and its errors naming the key; the hand-off file a job process takes its fine-tuning jobs from
-(blurbflow.handoff). What a real sbatch records: tests/test_slurm.py."""
+and its errors naming the key. What a real sbatch records: tests/test_slurm.py."""
 
 from __future__ import annotations
 
@@ -10,10 +9,7 @@ import pytest
 import yaml
 
 from blurbflow.cluster import SBATCH_SET_BY, SIGNAL_LEAD, slurm_resources
-from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.config.validate import ConfigError, check_config
-from blurbflow.handoff import handoff_path, read_handoff, target_jobs, write_handoff
-from blurbflow.tasks.registry import register_tasks
 
 from workflow_helpers import REPO
 
@@ -130,54 +126,3 @@ def test_the_keys_validate():
         _config(gpu_request="gres", gpu_model="a100", qos="q", sbatch="--nice=1", signal_lead=60),
         SCHEMA,
     )
-
-
-# --- the hand-off file of a cluster run's fine-tuning jobs (blurbflow.handoff)
-
-
-def test_a_job_process_reads_its_targets_from_its_command_line():
-    argv = ["snakemake", "--target-jobs", "finetune:model=m,task=t,recipe=r,hparams=lr1e-05-bs32"]
-    argv += ["finetune:model=m,task=u,recipe=r,hparams=h", "--allowed-rules", "finetune"]
-    assert target_jobs(argv) == [
-        ("finetune", {"model": "m", "task": "t", "recipe": "r", "hparams": "lr1e-05-bs32"}),
-        ("finetune", {"model": "m", "task": "u", "recipe": "r", "hparams": "h"}),
-    ]
-    assert target_jobs(["snakemake", "all"]) == []
-    assert target_jobs(["snakemake", "--target-jobs", "finetune:model"]) == []
-
-
-@pytest.mark.slow
-def test_every_job_of_config_yaml_comes_back_from_the_hand_off_as_planned(tmp_path):
-    """What a job process takes from the file is what the main process expanded: the same
-    options (hence the same params, resources, group and priority) and seeds, for all 4,000+
-    fine-tuning jobs of config.yaml."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    register_tasks(config)
-    jobs = cell_jobs(expand_cells(config))
-    path = handoff_path(config, tmp_path)
-    write_handoff(path, jobs)
-    targets = [
-        ("finetune", {"model": j.model, "task": j.task, "recipe": j.recipe, "hparams": j.hparams})
-        for j in jobs.values()
-    ]
-    assert read_handoff(path, targets) == jobs
-    one = next(iter(jobs))
-    assert read_handoff(path, targets[:1]) == {one: jobs[one]}
-
-
-def test_the_hand_off_is_keyed_by_the_config_and_falls_back_where_it_cannot_answer(tmp_path):
-    config = yaml.safe_load((REPO / "config/demo.yaml").read_text())
-    jobs = cell_jobs(expand_cells(config))
-    path = handoff_path(config, tmp_path)
-    job = next(iter(jobs.values()))
-    target = ("finetune", {"model": job.model, "task": job.task, "recipe": job.recipe})
-    target[1]["hparams"] = job.hparams
-    assert read_handoff(path, [target]) is None  # not written yet: the job expands the config
-    write_handoff(path, jobs)
-    assert read_handoff(path, [target]) == {job.path: job}
-    other = handoff_path({**config, "code_version": "2"}, tmp_path)
-    assert other != path and read_handoff(other, [target]) is None
-    assert read_handoff(path, [("aggregate", {})]) is None  # not only fine-tuning jobs
-    assert read_handoff(path, [("finetune", {**target[1], "hparams": "lr9"})]) is None
-    write_handoff(other, jobs)  # a new key replaces the old file
-    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]

@@ -2,11 +2,14 @@
 (blurbflow.stage_versions, docs/extending.md). A tiny project with two tasks (biosses: the pair
 encoder; gad: its own parser, outside the model's pre-training corpus) runs once; then snakemake
 runs it with a copy of blurbflow whose stage versions are bumped, with the same output and with
-a real change, and the test checks which steps ran and which seed files were rewritten."""
+a real change, and the test checks which steps ran and which seed files were rewritten: a
+re-made stage whose content is unchanged starts no fine-tuning job (blurbflow.stage_bytes), a
+changed one starts exactly the jobs reading it."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -57,10 +60,25 @@ def tables(workdir: Path) -> dict:
     return {p.name: p.read_bytes() for p in sorted((workdir / "results/tables").glob("*"))}
 
 
+def started(run, rule: str) -> list[str]:
+    """The wildcards of each `rule` job the run started (its log's job blocks)."""
+    blocks = re.split(r"\n\s*(?:local)?(?:rule|checkpoint) ", run.stderr)[1:]
+    found = []
+    for block in blocks:
+        if block.startswith(f"{rule}:"):
+            wildcards = re.search(r"^\s*wildcards: (.*)$", block.split("\n\n")[0], re.M)
+            found.append(wildcards.group(1) if wildcards else "")
+    return found
+
+
 def ran(run, rule: str, task: str) -> bool:
     """Whether the run's log shows a `rule` job for `task`."""
-    blocks = run.stderr.split("\nrule ")[1:] + run.stderr.split("\nlocalrule ")[1:]
-    return any(b.startswith(f"{rule}:") and f"task={task}" in b.split("\n\n")[0] for b in blocks)
+    return any(f"task={task}," in f"{w}," for w in started(run, rule))
+
+
+def jobs_of(workdir: Path, task: str) -> set[str]:
+    """The job folders of `task` (each holds its seeds)."""
+    return {str(Path(path).parent.parent) for path in seed_files(workdir, task)}
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +111,17 @@ def test_stage_versions_rerun_exactly_what_changed(project, tmp_path):
     assert "now: 'stage versions: parser gad 2'" in run.stderr  # the dry run's reason, too
     assert ran(run, "prepare", "gad") and ran(run, "tokenize", "gad")
     assert ran(run, "tokenize", "biosses") and not ran(run, "prepare", "biosses")
+    # the re-made folders' content is what the jobs computed from: their dates go back after
+    # one check, and no fine-tuning job starts (the aggregation, planned after them, runs)
+    assert len(started(run, "stage_bytes")) == 1 and started(run, "finetune") == []
+    checked = json.loads((project / "results/stage-bytes.json").read_text())
+    assert "resources/data/gad" in checked["restored"] and checked["changed"] == []
+    assert {f.split("/")[3] for f in checked["restored"] if "/tokenized/" in f} == set(TASKS)
     for task in TASKS:  # no seed re-trained: content identity kept every one
         assert seed_files(project, task) == before[task], task
     assert tables(project) == tables_before
+    dry = snakemake(project, *ARGS, "-n", "results/tables/s.csv", env=same)
+    assert "Nothing to be done" in dry.stdout + dry.stderr  # and the next run has nothing to do
     meta = next((project / "resources/tokenized").glob("*/biosses/*/meta.json"))
     assert json.loads(meta.read_text())["versions"]["encoder pair"] == 2
 
@@ -112,6 +138,11 @@ def test_stage_versions_rerun_exactly_what_changed(project, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert ran(run, "prepare", "gad") and not ran(run, "prepare", "biosses")
     assert not ran(run, "tokenize", "biosses")
+    # exactly the jobs reading the changed folders ran: every gad job, once
+    gad_jobs = started(run, "finetune")
+    assert len(gad_jobs) == len(jobs_of(project, "gad")) and all(
+        "task=gad," in f"{w}," for w in gad_jobs
+    )
     after = {task: seed_files(project, task) for task in TASKS}
     assert after["biosses"] == before["biosses"]
     assert set(after["gad"]) == set(before["gad"])
@@ -138,6 +169,9 @@ def test_stage_versions_rerun_exactly_what_changed(project, tmp_path):
     run = run_all(project, env=encoder)
     assert run.returncode == 0, run.stderr[-3000:]
     assert ran(run, "tokenize", "biosses") and not ran(run, "tokenize", "gad")
+    biosses_jobs = started(run, "finetune")
+    assert len(biosses_jobs) == len(jobs_of(project, "biosses"))
+    assert all("task=biosses," in f"{w}," for w in biosses_jobs)
     assert seed_files(project, "gad") == gad_files
     changed = seed_files(project, "biosses")
     assert all(changed[path][1] != after["biosses"][path][1] for path in after["biosses"])

@@ -57,6 +57,15 @@ def build_model(spec: dict, corpus: list[str], out: str) -> None:
     print(json.dumps({**summary, "versions": build_versions()}))  # blurbflow.stage_versions
 
 
+def stage_bytes(folders: dict, readers: dict, inputs: dict, dates: dict, out: str) -> None:
+    """After the stages re-made for a version bump: put back the dates of the folders whose
+    content is what their jobs computed from (blurbflow.stage_bytes)."""
+    from blurbflow.stage_bytes import check
+    from blurbflow.util.io import write_json_atomic
+
+    write_json_atomic(out, check(folders, readers, inputs, dates))
+
+
 def prefetch(hub_id: str, cache_dir: str, out: str, revision: str | None = None) -> None:
     # The one step that goes online: jobs inherit HF_HUB_OFFLINE=1 (blurbflow.models.prefetch),
     # and huggingface_hub reads it when first imported, i.e. below.

@@ -1,11 +1,15 @@
 # Every job's manifest (its cells done) → every cell's result.json → results/cells.parquet →
 # one table per study, and per study results/{study}.json (blurbflow.results.study_json).
 STUDY_RESULTS = expand(paths.STUDY_RESULTS, study=config["studies"])
+# A function, not the list: Snakemake then handles the 1,000s of manifests only for the job
+# that asks for them, not in every process that reads the workflow (a SLURM job's own among
+# them: benchmarks/job_start.py).
+job_manifests = job_function(lambda wildcards: JOB_MANIFESTS)
 
 
 rule aggregate:
     input:
-        JOB_MANIFESTS,
+        job_manifests,
         rounds=adaptive_rounds,  # adaptive studies' last rounds: the seeds each cell has
         markers=adaptive_markers,  # (adaptive.smk)
     output:

@@ -2,13 +2,14 @@
 import inspect
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from blurbflow import stage_versions
 from blurbflow.util import paths
 from blurbflow.config import (
-    Cell,
     ConfigError,
     cell_jobs,
     check_max_length,
@@ -17,7 +18,6 @@ from blurbflow.config import (
     expand_cells,
     input_key,
 )
-from blurbflow.handoff import handoff_path, read_handoff, target_jobs, write_handoff
 from blurbflow.config.init_from import source_job
 from blurbflow.models.archive import archive_marker
 from blurbflow.models.prefetch import marker_path, model_settings, use_offline_cache
@@ -48,41 +48,26 @@ try:
     # the config's own tasks, for this process; each rule's script registers them in its job
     # process from snakemake.config (workflow/scripts/)
     register_tasks(config)
-    # A SLURM job's own Snakemake that runs only fine-tuning jobs takes them from the hand-off
-    # file its main process wrote (blurbflow.handoff): the same options and seeds, without
-    # expanding every study; any other process (or a job without the file) expands the config.
-    HANDOFF = handoff_path(config)
-    _HANDED = None
-    if not workflow.is_main_process:
-        _HANDED = read_handoff(HANDOFF, target_jobs(sys.argv))
-    if _HANDED is None:
-        CELLS = expand_cells(config)
+    # One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
+    # jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
+    # Expanded once per config and code; every later process (the next dry run, each SLURM
+    # job's own Snakemake) loads them (blurbflow.job_cache, validate.smk).
+    if PLANNED is not None:
+        JOBS = PLANNED.jobs
     else:
-        CELLS = {
-            f"{key}/seed{seed}": Cell(job.model, job.task, job.recipe, job.hparams, seed, job.options.with_seed(seed))
-            for key, job in _HANDED.items()
-            for seed in job.seeds
-        }
+        JOBS = cell_jobs(expand_cells(config))
+        job_cache.save(PLAN_CACHE, job_cache.Planned(VALIDATED, JOBS))
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
-# One job per (model, task, recipe, hparams) runs its seeds (blurbflow.train.job): half the
-# jobs of one per cell, so a paper-scale DAG builds in seconds (benchmarks/dag_scale.py).
-JOBS = cell_jobs(CELLS)
-
-
-# The main process of a cluster run writes the hand-off file before its first job (not in a dry
-# run, nor for local jobs, which start no Snakemake of their own).
 onstart:
-    if workflow.is_main_process and not workflow.local_exec:
-        write_handoff(HANDOFF, JOBS)
     record_launch()  # the run's config files and --config (launch.smk)
 
 try:  # a max_length beyond a model's positions stops here, not in the first forward pass
     check_max_length(config, JOBS.values())
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
-STUDY_TASKS = sorted({cell.task for cell in CELLS.values()})
+STUDY_TASKS = sorted({job.task for job in JOBS.values()})
 STUDY_SOURCES = sorted({source for task in STUDY_TASKS for source in TASKS[task].sources})
 JOB_MANIFESTS = [f"{path}/seeds.json" for path in JOBS]
 # each study's table, its numbers beside the paper's (blurbflow.results.reproduction) and its
@@ -147,7 +132,7 @@ HF_CACHE = config.get("hf_cache", "resources/hf-cache")
 # (its rule alone goes online). Set here, so local jobs and SLURM jobs (which re-read this
 # Snakefile) all inherit it.
 use_offline_cache(HF_CACHE)
-STUDY_MODELS = sorted({cell.model for cell in CELLS.values()})
+STUDY_MODELS = sorted({job.model for job in JOBS.values()})
 # Prefetch markers are keyed by hub id + revision (blurbflow.models.prefetch.marker_path), not
 # by the config's model name: marker file stem -> (hub id, revision). Reading the workflow
 # deletes nothing; `snakemake prefetch` repairs a snapshot that lost files.
@@ -212,6 +197,7 @@ def versioned(params, versions):
     return {**params, "stage_versions": bumped} if bumped else params
 
 
+@job_function
 def tokenize_settings(wildcards):
     """The tokenize params: the model's settings and the encoder's stage versions."""
     settings = model_settings_dict(wildcards.model)
@@ -234,24 +220,44 @@ def tokenized_dir(job):
 
 
 # What Snakemake asks of each finetune job (params, priority, group, resources) comes from the
-# job's serialised options and its model's size, worked out once per job: Snakemake calls the
-# rule's functions for every job of a paper-scale DAG, the group function several times.
+# job's serialised options and its model's size, worked out once per job (`job_plan`): Snakemake
+# calls the rule's functions for every job of a paper-scale DAG, the group function three times
+# for a job that is in none, and the resources once per attempt.
 RESOURCE_TABLE = config.get("resources")  # overrides of blurbflow.cluster.SIZES
 MAX_MINUTES = (config.get("slurm") or {}).get("max_runtime") or MAX_RUNTIME
-_OPTIONS = {}
-
-
-def job_options(wildcards):
-    """(job, its options as the params and result.json carry them, its model's size)."""
-    job = job_of(wildcards)
-    found = _OPTIONS.get(job.path)
-    if found is None:
-        options = dict(sorted(job.options.to_dict().items()))
-        found = _OPTIONS[job.path] = (job, options, model_size(job.model))
-    return found
-
-
+_PLANS = {}
+_RESOURCES = {}
 _SIZES = {}
+
+
+class JobPlan(NamedTuple):
+    job: object  # blurbflow.config.CellJob
+    options: dict  # as the params and result.json carry them
+    size: str  # its model's size (blurbflow.plan.params.size_key)
+    priority: float  # its estimated minutes: longest first
+    group: str | None  # `short-cells` or none (blurbflow.cluster.submission_group)
+
+
+def known_size(job):
+    """Whether the job's training-set size is known without its prepared data: a user task
+    without `size` is estimated until its stats.json is written, so it is worked out anew."""
+    return bool(job.options.train_subsample or TASKS[job.task].size)
+
+
+def job_plan(wildcards):
+    """The job's JobPlan, worked out on first use (each use for a job of unknown size)."""
+    path = paths.job_folder(wildcards.model, wildcards.task, wildcards.recipe, wildcards.hparams)
+    found = _PLANS.get(path)
+    if found is None:
+        job = JOBS[path]
+        size = model_size(job.model)
+        options = dict(sorted(job.options.to_dict().items()))
+        priority = estimated_minutes(job.options, size, RESOURCE_TABLE, seeds=len(job.seeds))
+        group = submission_group(job.options)
+        found = JobPlan(job, options, size, priority, group)
+        if known_size(job):
+            _PLANS[path] = found
+    return found
 
 
 def model_size(model):
@@ -262,18 +268,49 @@ def model_size(model):
     return _SIZES[model]
 
 
+def job_resources(wildcards, attempt):
+    """The job's resources at this attempt (blurbflow.cluster.cell_resources), worked out once."""
+    plan = job_plan(wildcards)
+    key = (plan.job.path, attempt)
+    found = _RESOURCES.get(key)
+    if found is None:
+        found = cell_resources(
+            plan.job.options,
+            plan.size,
+            attempt,
+            RESOURCE_TABLE,
+            seeds=len(plan.job.seeds),
+            max_runtime=MAX_MINUTES,
+        )
+        if known_size(plan.job):
+            _RESOURCES[key] = found
+    return found
+
+
 def cell_resource(name):
-    """A resource callable for the finetune rule (blurbflow.cluster.cell_resources). The gpu is
-    not one: every finetune job asks for 1 (finetune.smk)."""
+    """A resource callable for the finetune rule. The gpu is not one: every finetune job asks
+    for 1 (finetune.smk)."""
 
     @job_function
     def resource(wildcards, attempt):
-        job, _, size = job_options(wildcards)
-        return cell_resources(
-            job.options, size, attempt, RESOURCE_TABLE, seeds=len(job.seeds), max_runtime=MAX_MINUTES
-        )[name]
+        return job_resources(wildcards, attempt)[name]
 
     return resource
+
+
+def _tmpdir_resource():
+    """{tmpdir: this process's temporary folder} where the default is Snakemake's own (the
+    expression `system_tmpdir`, which Snakemake evaluates anew for each job in the process that
+    runs it; a SLURM job's own Snakemake reads this file on its node), {} where the user set
+    one: the finetune and tokenize rules' 7,156 evaluations in a dry run of config.yaml."""
+    try:
+        builtin = workflow.resource_settings.default_resources["tmpdir"].raw == "system_tmpdir"
+    except (KeyError, TypeError, AttributeError):
+        return {}
+    return {"tmpdir": tempfile.gettempdir()} if builtin else {}
+
+
+TMPDIR = _tmpdir_resource()
 
 
 # Snakemake does not pass a job's priority on to the jobs it waits for: the quick steps that
@@ -286,14 +323,13 @@ BEFORE_FINETUNE = 10**9
 def cell_priority(wildcards):
     """Longest jobs first (their estimated minutes): the last job to finish is rarely a long one
     started late while the other cores or GPUs sit idle."""
-    job, _, size = job_options(wildcards)
-    return estimated_minutes(job.options, size, RESOURCE_TABLE, seeds=len(job.seeds))
+    return job_plan(wildcards).priority
 
 
 @job_function
 def cell_group(wildcards):
     """Short jobs share a submission (`group-components` in slurm/profile.yaml)."""
-    return submission_group(job_options(wildcards)[0].options)
+    return job_plan(wildcards).group
 
 
 def model_source(model):
@@ -403,7 +439,7 @@ def _outdated_stages():
     return found
 
 
-_outdated_stages()
+OUTDATED_STAGES = _outdated_stages()  # folder -> its changes (stage_bytes.smk)
 
 
 # How a finished job is made to re-run, with Snakemake's public rerun triggers only (issue 30:
@@ -475,6 +511,7 @@ def prepare_input(wildcards):
     return prepare_inputs(wildcards.task) + rebuild_if_damaged(paths.data(wildcards.task))
 
 
+@job_function
 def tokenize_rerun(wildcards):
     """The tokenize rule's rerun stamp (its output folder damaged)."""
     return rebuild_if_damaged(paths.tokenized(wildcards.model, wildcards.task, wildcards.input_key))
@@ -486,6 +523,8 @@ def tokenize_rerun(wildcards):
 @job_function
 def finetune_inputs(wildcards):
     job = job_of(wildcards)
+    if job.path in WAITING_JOBS:  # a re-made folder: after the check of its content
+        checkpoints.stage_bytes.get()  # (stage_bytes.smk)
     inputs = {"encoded": tokenized_dir(job), "model": model_inputs(job.model)}
     if stamp := recheck(job):  # its seed files changed since it finished, or did once
         inputs["rerun"] = stamp
@@ -498,5 +537,5 @@ def finetune_inputs(wildcards):
 
 @job_function
 def finetune_params(wildcards):
-    job, options, _ = job_options(wildcards)
-    return {"options": options, "seeds": list(job.seeds), "data": paths.data(job.task)}
+    plan = job_plan(wildcards)
+    return {"options": plan.options, "seeds": list(plan.job.seeds), "data": paths.data(plan.job.task)}

@@ -22,6 +22,7 @@ rule finetune:
     group:
         cell_group
     resources:
+        **TMPDIR,  # as Snakemake's default, without its evaluation per job (common.smk)
         gpu_slot=1,  # one at a time inside a submission (slurm/profile.yaml); not read by SLURM
         cpus_per_task=cell_resource("cpus_per_task"),
         mem_mb=cell_resource("mem_mb"),

@@ -27,7 +27,12 @@ _SEED_SET = frozenset(SEED_FILES)
 def model_identity(options: CellOptions) -> dict:
     """The model's content: sha256 of the files of the folder the cell loads from
     (blurbflow.models.prefetch.model_folder); for a hub snapshot also its commit."""
-    folder = Path(model_folder(options.model_options))
+    return folder_identity(model_folder(options.model_options))
+
+
+def folder_identity(folder: str | os.PathLike) -> dict:
+    """A model folder's identity (`model_identity`)."""
+    folder = Path(folder)
     commit = folder.name if folder.parent.name == "snapshots" else None
     # a built model's record (blurbflow.util.artefacts) is about its files, not part of them
     names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]

@@ -207,6 +207,9 @@ def cached_model_dir(name: str, hub_id: str, cache_dir: Path, revision: str | No
     )
 
     cache_dir = Path(cache_dir)
+    if not snapshot_folder(cache_dir, hub_id, "x").parent.parent.is_dir():  # no huggingface_hub
+        reason = f"no snapshot of revision {revision or 'main'!r} was downloaded there"
+        raise ModelNotCached(name, hub_id, cache_dir, reason)  # import for a model never fetched
     try:
         try:
             listed = [

@@ -53,6 +53,8 @@ MODEL_LOG = LOGS + "/models/{model}.log"
 # A rerun stamp: written when a finished job must run again (its seed files changed, its output
 # folder is damaged), an input of that job from then on (workflow/rules/common.smk `rerun_stamp`)
 RERUN = "results/rerun"
+# which re-made folders got their dates back (blurbflow.stage_bytes, checkpoint stage_bytes)
+STAGE_BYTES = "results/stage-bytes.json"
 
 
 def job_folder(model: str, task: str, recipe: str, hparams: str) -> str:
