@@ -5,8 +5,8 @@ Snakemake plans every job after a re-running stage before that stage runs. So th
 the fine-tuning jobs reading a re-running folder wait on one check that runs after all such
 stages (checkpoint `stage_bytes`, workflow/rules/stage_bytes.smk). Where a folder's content is
 what every job reading it recorded in its identity (blurbflow.config.identity: token ids, the
-prepared splits, a built model's files), the check puts back the dates Snakemake saw before the re-run;
-Snakemake, which looks at the jobs after a checkpoint again, finds them up to date. A folder
+prepared splits, a built model's files), the check puts back the dates Snakemake saw before the
+re-run; Snakemake, which looks at the jobs after a checkpoint again, finds them up to date. A folder
 whose content changed keeps its new dates, and the jobs reading it run (re-training the seeds
 whose identity changed), as do the folders made from it.
 
