@@ -1,22 +1,33 @@
 """`export_models` and a dry-run `publish` in a real run (docs/models.md): the session's finished
-tiny project (`tiny_run`: two tasks, 2 seeds keeping their models); `snakemake all` exported per
-table entry the seed best on dev, the exported folder loads with transformers' Auto classes and
-predicts what its cell predicted, its card holds the entry's scores and the dry run lists the
-uploads. A second run doing nothing: test_tracking_e2e.py, on a copy of the same run."""
+tiny project (`tiny_run`: two tasks, two recipes, 2 seeds keeping their models); `snakemake all`
+exported per table entry the seed best on dev, the exported folder loads with transformers'
+Auto classes and predicts what its cell predicted, its card holds the entry's scores and the dry
+run lists the uploads. A second run doing nothing: test_tracking_e2e.py, on a copy of the run."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pandas as pd
 import pytest
 
-from tiny_project import ARGS, MODEL, finished_config, tiny_project, write_config
+from tiny_project import (
+    ARGS,
+    FINISHED_RECIPES,
+    FINISHED_TASKS,
+    MODEL,
+    finished_config,
+    job_path,
+    seed_dir,
+    tiny_project,
+    write_config,
+)
 from workflow_helpers import snakemake
 
 
-def _seed_results(workdir, task) -> dict[int, dict]:
-    job = workdir / f"results/cells/{MODEL}/{task}/quick/lr0.001-bs16"
+def _seed_results(workdir, task, recipe) -> dict[int, dict]:
+    job = workdir / job_path(task, recipe)
     return {s: json.loads((job / f"seed{s}/result.json").read_text()) for s in (1, 2)}
 
 
@@ -30,18 +41,17 @@ def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tiny_run):
 
     workdir = tiny_run
     index = json.loads((workdir / "results/models/s/index.json").read_text())
-    assert [(m["task"], m["recipe"]) for m in index["models"]] == [
-        ("biosses", "quick"),
-        ("gad", "quick"),
-    ]
+    entries = [(m["task"], m["recipe"]) for m in index["models"]]
+    assert entries == list(itertools.product(FINISHED_TASKS, FINISHED_RECIPES))
 
     for exported in index["models"]:
-        task, folder = exported["task"], workdir / exported["folder"]
-        results = _seed_results(workdir, task)
+        task, recipe = exported["task"], exported["recipe"]
+        folder = workdir / exported["folder"]
+        results = _seed_results(workdir, task, recipe)
         best = min(results, key=lambda s: (-results[s]["dev"], s))
         assert exported["seed"] == best
         weights = (folder / "model.safetensors").read_bytes()
-        cell = workdir / f"results/cells/{MODEL}/{task}/quick/lr0.001-bs16/seed{best}"
+        cell = seed_dir(workdir, best, task, recipe)
         assert weights == (cell / "model/model.safetensors").read_bytes()
 
         card = (folder / "README.md").read_text()
@@ -75,8 +85,7 @@ def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tiny_run):
 
     published = json.loads((workdir / "results/published/s.json").read_text())
     assert published["dry_run"] and [u["repo_id"] for u in published["uploads"]] == [
-        "me/bf-tiny-biobert-biosses-quick",
-        "me/bf-tiny-biobert-gad-quick",
+        f"me/bf-{MODEL}-{task}-{recipe}" for task, recipe in entries
     ]
     assert "dry run: would upload" in (workdir / "results/logs/publish/s.log").read_text()
 

@@ -1,17 +1,19 @@
 """Experiment tracking through the workflow (docs/tracking.md): the session's finished tiny
-project (`tiny_run`: two tasks, one recipe, 2 seeds, 2 epochs) ran with MLflow against a real
+project (`tiny_run`: two tasks, two recipes, 2 seeds, 2 epochs) ran with MLflow against a real
 `mlflow server` on loopback, TensorBoard and W&B offline. The runs are read back with MLflow's
 client, the event files with TensorBoard's own reader; the W&B offline files exist and name the
 cell. A second run with tracking off, on a copy, does nothing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 from tiny_project import (
+    FINISHED_RECIPES,
     FINISHED_TASKS,
     MODEL,
     copy_finished,
@@ -29,30 +31,36 @@ def cells_files(workdir: Path) -> dict:
     return {p: p.stat().st_mtime_ns for p in (workdir / "results/cells").rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize("task", FINISHED_TASKS)
-def test_each_cell_is_one_tracked_run_in_mlflow_tensorboard_and_wandb(tiny_run, mlflow_uri, task):
+@pytest.mark.parametrize(("task", "recipe"), itertools.product(FINISHED_TASKS, FINISHED_RECIPES))
+def test_each_cell_is_one_tracked_run_in_mlflow_tensorboard_and_wandb(
+    tiny_run, mlflow_uri, task, recipe
+):
     from mlflow.tracking import MlflowClient
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     workdir = tiny_run
-    assert "tracking:" not in job_log(workdir, task)  # no backend failed
+    assert "tracking:" not in job_log(workdir, task, recipe)  # no backend failed
 
     client = MlflowClient(mlflow_uri)
     experiment = client.get_experiment_by_name("tiny")
     runs = client.search_runs([experiment.experiment_id])
-    assert len(runs) == 2 * len(FINISHED_TASKS)  # one run per cell
-    runs = {r.data.tags["seed"]: r for r in runs if r.data.tags["task"] == task}
+    assert len(runs) == 2 * len(FINISHED_TASKS) * len(FINISHED_RECIPES)  # one run per cell
+    runs = {
+        r.data.tags["seed"]: r
+        for r in runs
+        if (r.data.tags["task"], r.data.tags["recipe"]) == (task, recipe)
+    }
     assert sorted(runs) == ["1", "2"]
-    job = job_path(task).removeprefix("results/cells/")
+    job = job_path(task, recipe).removeprefix("results/cells/")
     for seed in (1, 2):
-        tracked, expected = runs[str(seed)], result(workdir, seed, task)
+        tracked, expected = runs[str(seed)], result(workdir, seed, task, recipe)
         cell = f"{job}/seed{seed}"
         assert tracked.info.run_name == cell and tracked.info.status == "FINISHED"
         assert {k: tracked.data.tags[k] for k in ("cell", "model", "task", "recipe")} == {
             "cell": cell,
             "model": MODEL,
             "task": task,
-            "recipe": "quick",
+            "recipe": recipe,
         }
         assert (
             tracked.data.tags["hparams"] == "lr0.001-bs16" and tracked.data.tags["studies"] == "s"
@@ -70,7 +78,7 @@ def test_each_cell_is_one_tracked_run_in_mlflow_tensorboard_and_wandb(tiny_run, 
         assert tracked.data.metrics["final_test"] == pytest.approx(expected["test"])
         assert tracked.data.tags["status"] == "ok"
 
-        folder = seed_dir(workdir, seed, task)
+        folder = seed_dir(workdir, seed, task, recipe)
         events = EventAccumulator(str(folder / "tensorboard"))
         events.Reload()
         board = events.Scalars("dev")

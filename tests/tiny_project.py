@@ -20,6 +20,7 @@ ARGS = ("--configfile", "config/tiny.yaml", "--cores", "2")
 MODEL, TASK = "tiny-biobert", "biosses"
 JOB = f"results/cells/{MODEL}/{TASK}/quick/lr0.001-bs16"  # job_path(TASK)
 FINISHED_TASKS = ("biosses", "gad")
+FINISHED_RECIPES = ("quick", "quick-llrd")
 
 
 def tiny_config(hidden_size: int = 32) -> dict:
@@ -36,11 +37,15 @@ def tiny_config(hidden_size: int = 32) -> dict:
 
 def finished_config(tracking: dict | None = None) -> dict:
     """The shared finished run's config: two tasks, biosses (the pair encoder, in the model's
-    pre-training corpus) and gad (its own parser, outside it); both seeds keep their models; the
-    study exports each entry's best seed and publishes as a dry run; `tracking` as given."""
+    pre-training corpus; short jobs) and gad (its own parser, outside it; long jobs), two
+    recipes; both seeds keep their models; the study exports each entry's best seed and
+    publishes as a dry run; `tracking` as given."""
     config = tiny_config()
     config["recipes"]["quick"]["keep_model"] = True
-    config["studies"]["s"].update(tasks=list(FINISHED_TASKS), export_models="best_seed")
+    config["recipes"]["quick-llrd"] = {"extends": "quick", "layerwise_lr_decay": 0.8}
+    config["studies"]["s"].update(
+        tasks=list(FINISHED_TASKS), recipes=list(FINISHED_RECIPES), export_models="best_seed"
+    )
     config["publish"] = {"repo_prefix": "me/bf-", "dry_run": True}
     if tracking:
         config["tracking"] = tracking
@@ -77,21 +82,21 @@ def run_all(workdir: Path, *extra: str, env: dict | None = None):
     return snakemake(workdir, *ARGS, *extra, "all", env=env)
 
 
-def job_path(task: str = TASK) -> str:
-    return f"results/cells/{MODEL}/{task}/quick/lr0.001-bs16"
+def job_path(task: str = TASK, recipe: str = "quick") -> str:
+    return f"results/cells/{MODEL}/{task}/{recipe}/lr0.001-bs16"
 
 
-def seed_dir(workdir: Path, seed: int, task: str = TASK) -> Path:
-    return workdir / job_path(task) / f"seed{seed}"
+def seed_dir(workdir: Path, seed: int, task: str = TASK, recipe: str = "quick") -> Path:
+    return workdir / job_path(task, recipe) / f"seed{seed}"
 
 
-def job_log(workdir: Path, task: str = TASK) -> str:
-    path = workdir / f"results/logs/cells/{MODEL}/{task}/quick/lr0.001-bs16.log"
+def job_log(workdir: Path, task: str = TASK, recipe: str = "quick") -> str:
+    path = workdir / f"results/logs/cells/{MODEL}/{task}/{recipe}/lr0.001-bs16.log"
     return path.read_text(errors="replace")
 
 
-def result(workdir: Path, seed: int, task: str = TASK) -> dict:
-    return json.loads((seed_dir(workdir, seed, task) / "result.json").read_text())
+def result(workdir: Path, seed: int, task: str = TASK, recipe: str = "quick") -> dict:
+    return json.loads((seed_dir(workdir, seed, task, recipe) / "result.json").read_text())
 
 
 def seed_files(workdir: Path) -> dict:
