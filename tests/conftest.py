@@ -1,9 +1,10 @@
 """Shared fixtures, each run at most once per test session however many tests choose it.
-`demo`: the whole demo through snakemake (~7 minutes), for the end-to-end tests (test_e2e.py),
-the browser test of its report (test_report_browser.py) and the SLURM tests' inputs.
+`demo`: the whole demo through snakemake (~7 minutes), for the end-to-end tests (test_e2e.py)
+and the browser test of its report (test_report_browser.py).
 `tiny_run`: the tiny project finished with every tracker on (tiny_project.finished_config,
-~1 minute), for the tests that read a finished run: export, tracking, the job logs; a test that
-runs snakemake on it again takes `copy_finished(tiny_run, tmp_path / ...)`."""
+~1 minute), for the tests that need a finished run: export, tracking, the job logs, the SLURM
+run's inputs and the tables it must match. A test that runs snakemake in it again takes
+`copy_finished(tiny_run, tmp_path / ...)` instead."""
 
 from __future__ import annotations
 
