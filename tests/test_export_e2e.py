@@ -98,5 +98,7 @@ def test_a_study_exporting_from_a_recipe_that_keeps_no_model_stops_before_any_jo
     write_config(workdir, config)
     run = snakemake(workdir, *ARGS, "-n", "all")
     assert run.returncode != 0
-    assert "studies.s.export_models: recipe(s) quick do not keep" in run.stdout + run.stderr
+    assert "studies.s.export_models: recipe(s) quick, quick-llrd do not keep" in (
+        run.stdout + run.stderr
+    )
     assert not (workdir / "results").exists()
