@@ -31,7 +31,9 @@ def cells_files(workdir: Path) -> dict:
     return {p: p.stat().st_mtime_ns for p in (workdir / "results/cells").rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize(("task", "recipe"), itertools.product(FINISHED_TASKS, FINISHED_RECIPES))
+@pytest.mark.parametrize(
+    ("task", "recipe"), list(itertools.product(FINISHED_TASKS, FINISHED_RECIPES))
+)
 def test_each_cell_is_one_tracked_run_in_mlflow_tensorboard_and_wandb(
     tiny_run, mlflow_uri, task, recipe
 ):
