@@ -45,6 +45,7 @@ SMOKE = [
 
 
 @pytest.mark.slow
+@pytest.mark.bench_smoke
 @pytest.mark.parametrize(
     ("script", "extra", "expected"),
     SMOKE,

@@ -90,6 +90,26 @@ def test_every_demo_model_beats_chance_on_dev(demo):
     assert (means["dev"] > means["chance_dev"]).all(), means
 
 
+@pytest.mark.parametrize("finished", ["demo", "tiny_run"])
+def test_ok_jobs_log_no_traceback_and_each_seed_logs_its_own_model_load(finished, request):
+    """Every seed's train.log holds its own model-load report (transformers' logging, one per
+    training), and no job that finished ok shows a traceback or a logging error in its log."""
+    workdir = request.getfixturevalue(finished)
+    manifests = sorted((workdir / "results/cells").glob("*/*/*/*/seeds.json"))
+    assert manifests
+    for manifest in manifests:
+        job = manifest.parent.relative_to(workdir / "results/cells")
+        log = (workdir / "results/logs/cells" / f"{job}.log").read_text()
+        assert "Traceback" not in log and "Logging error" not in log, (job, log[-3000:])
+        seeds = json.loads(manifest.read_text())["seeds"]
+        assert set(seeds.values()) == {"ok"}, (job, seeds)
+        for seed in seeds:
+            seed_log = (manifest.parent / f"seed{seed}/train.log").read_text()
+            trainings = len(re.findall(r"^== ", seed_log, re.M))
+            assert seed_log.count("LOAD REPORT") == trainings >= 1, (job, seed, seed_log)
+            assert f"seed {seed}: ok" in seed_log and "Logging error" not in seed_log
+
+
 def test_second_run_trains_nothing(demo):
     output = _dry_run(demo, "config/demo.yaml")
     assert "Nothing to be done" in output, planned_jobs(output)

@@ -1,61 +1,57 @@
-"""`export_models` and a dry-run `publish` in a real run (issue 24; docs/models.md): the tiny
-project on two tasks with 2 seeds keeping their models; `snakemake all` exports per table entry
-the seed best on dev, the exported folder loads with transformers' Auto classes and predicts
-what its cell predicted, its card holds the entry's scores, the dry run lists the uploads, and
-a second run does nothing."""
+"""`export_models` and a dry-run `publish` in a real run (docs/models.md): the session's finished
+tiny project (`tiny_run`: two tasks, two recipes, 2 seeds keeping their models); `snakemake all`
+exported per table entry the seed best on dev, the exported folder loads with transformers'
+Auto classes and predicts what its cell predicted, its card holds the entry's scores and the dry
+run lists the uploads. A second run doing nothing: test_tracking_e2e.py, on a copy of the run."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pandas as pd
 import pytest
 
-from tiny_project import ARGS, MODEL, tiny_config, tiny_project, write_config
+from tiny_project import (
+    ARGS,
+    FINISHED_RECIPES,
+    FINISHED_TASKS,
+    MODEL,
+    finished_config,
+    job_path,
+    seed_dir,
+    tiny_project,
+    write_config,
+)
 from workflow_helpers import snakemake
 
-TASKS = ["biosses", "gad"]
 
-
-def export_config() -> dict:
-    config = tiny_config()
-    config["models"][MODEL]["corpus_tasks"] = TASKS
-    config["recipes"]["quick"]["keep_model"] = True
-    config["studies"]["s"].update(tasks=TASKS, export_models="best_seed")
-    config["publish"] = {"repo_prefix": "me/bf-", "dry_run": True}
-    return config
-
-
-def _seed_results(workdir, task) -> dict[int, dict]:
-    job = workdir / f"results/cells/{MODEL}/{task}/quick/lr0.001-bs16"
+def _seed_results(workdir, task, recipe) -> dict[int, dict]:
+    job = workdir / job_path(task, recipe)
     return {s: json.loads((job / f"seed{s}/result.json").read_text()) for s in (1, 2)}
 
 
 @pytest.mark.slow
 @pytest.mark.e2e
-def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tmp_path):
+def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tiny_run):
     from transformers import (
         AutoModelForSequenceClassification,
         AutoTokenizer,
     )
 
-    workdir = tiny_project(tmp_path)
-    write_config(workdir, export_config())
-    run = snakemake(workdir, *ARGS, "all")
-    assert run.returncode == 0, run.stderr[-3000:]
+    workdir = tiny_run
     index = json.loads((workdir / "results/models/s/index.json").read_text())
-    assert [(m["task"], m["recipe"]) for m in index["models"]] == [
-        ("biosses", "quick"),
-        ("gad", "quick"),
-    ]
+    entries = [(m["task"], m["recipe"]) for m in index["models"]]
+    assert entries == list(itertools.product(FINISHED_TASKS, FINISHED_RECIPES))
 
     for exported in index["models"]:
-        task, folder = exported["task"], workdir / exported["folder"]
-        results = _seed_results(workdir, task)
+        task, recipe = exported["task"], exported["recipe"]
+        folder = workdir / exported["folder"]
+        results = _seed_results(workdir, task, recipe)
         best = min(results, key=lambda s: (-results[s]["dev"], s))
         assert exported["seed"] == best
         weights = (folder / "model.safetensors").read_bytes()
-        cell = workdir / f"results/cells/{MODEL}/{task}/quick/lr0.001-bs16/seed{best}"
+        cell = seed_dir(workdir, best, task, recipe)
         assert weights == (cell / "model/model.safetensors").read_bytes()
 
         card = (folder / "README.md").read_text()
@@ -89,23 +85,20 @@ def test_the_best_seed_of_each_entry_is_exported_loads_and_predicts(tmp_path):
 
     published = json.loads((workdir / "results/published/s.json").read_text())
     assert published["dry_run"] and [u["repo_id"] for u in published["uploads"]] == [
-        "me/bf-tiny-biobert-biosses-quick",
-        "me/bf-tiny-biobert-gad-quick",
+        f"me/bf-{MODEL}-{task}-{recipe}" for task, recipe in entries
     ]
     assert "dry run: would upload" in (workdir / "results/logs/publish/s.log").read_text()
-
-    again = snakemake(workdir, *ARGS, "all")
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert "Nothing to be done" in again.stdout + again.stderr
 
 
 @pytest.mark.slow
 def test_a_study_exporting_from_a_recipe_that_keeps_no_model_stops_before_any_job(tmp_path):
     workdir = tiny_project(tmp_path)
-    config = export_config()
+    config = finished_config()
     del config["recipes"]["quick"]["keep_model"]
     write_config(workdir, config)
     run = snakemake(workdir, *ARGS, "-n", "all")
     assert run.returncode != 0
-    assert "studies.s.export_models: recipe(s) quick do not keep" in run.stdout + run.stderr
+    assert "studies.s.export_models: recipe(s) quick, quick-llrd do not keep" in (
+        run.stdout + run.stderr
+    )
     assert not (workdir / "results").exists()

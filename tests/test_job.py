@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import sys
 
 import pandas as pd
@@ -227,3 +228,31 @@ def test_what_a_seed_prints_goes_to_its_own_log_and_to_the_job_log(tmp_path, cap
     with seed_log(tmp_path / "seed1"):  # a retry appends
         print("again")
     assert (tmp_path / "seed1/train.log").read_text().startswith(one)
+
+
+def test_logging_handlers_write_to_the_seed_training_now_and_never_to_a_closed_log(
+    tmp_path, capsys
+):
+    """A library's handler made while seed 1 trains (transformers makes its own on first import,
+    with the sys.stderr of that moment) and one made before any seed: each seed's log gets its
+    own records, the job's stream all of them, and nothing writes to seed 1's closed log."""
+    early, late = logging.getLogger("early-library"), logging.getLogger("late-library")
+    early.addHandler(logging.StreamHandler())  # holds the job's sys.stderr itself
+    try:
+        for seed in (1, 2):
+            with seed_log(tmp_path / f"seed{seed}"):
+                if not late.handlers:
+                    late.addHandler(logging.StreamHandler())  # holds seed 1's sys.stderr
+                late.warning("late loads seed %s", seed)
+                early.warning("early loads seed %s", seed)
+        late.warning("after the seeds")
+    finally:
+        for logger in (early, late):
+            logger.handlers.clear()
+    job = capsys.readouterr().err
+    assert "Logging error" not in job and "Traceback" not in job, job
+    for seed, other in ((1, 2), (2, 1)):
+        log = (tmp_path / f"seed{seed}/train.log").read_text()
+        assert f"late loads seed {seed}" in log and f"early loads seed {seed}" in log
+        assert f"seed {other}" not in log and "after the seeds" not in log
+    assert job.count("loads seed") == 4 and "after the seeds" in job

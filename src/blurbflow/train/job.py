@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import re
 import sys
 import traceback
@@ -90,48 +91,72 @@ def write_traceback(seed_dir: Path, error: BaseException) -> Path:
 
 
 class _Tee(io.TextIOBase):
-    """Writes to the job's stream and to the seed's log."""
+    """Writes to the job's stream and, while a seed trains, to that seed's log. One per stream
+    for the whole process (`_tee`): a logging handler keeps the stream it saw when it was made
+    (transformers' keeps the sys.stderr of the seed that first imported it), so what it writes
+    must follow the seed training now and never reach a closed log."""
 
-    def __init__(self, *streams):
-        self.streams = streams
+    def __init__(self, stream):
+        self.stream, self.log = stream, None
 
     def write(self, text: str) -> int:
-        for stream in self.streams:
-            stream.write(text)
+        self.stream.write(text)
+        if self.log is not None:
+            self.log.write(text)
         return len(text)
 
     def flush(self) -> None:
-        for stream in self.streams:
-            stream.flush()
+        self.stream.flush()
+        if self.log is not None:
+            self.log.flush()
 
     # what libraries ask of sys.stdout (trackers, progress bars): the job's stream answers
     def fileno(self) -> int:
-        return self.streams[0].fileno()
+        return self.stream.fileno()
 
     def isatty(self) -> bool:
-        return self.streams[0].isatty()
+        return self.stream.isatty()
 
     @property
     def encoding(self):
-        return getattr(self.streams[0], "encoding", "utf-8")
+        return getattr(self.stream, "encoding", "utf-8")
 
     def __getattr__(self, name):
-        return getattr(self.streams[0], name)
+        return getattr(self.stream, name)
+
+
+_TEES: dict[str, _Tee] = {}  # "stdout"/"stderr" -> the process's tee of it
+
+
+def _tee(name: str) -> _Tee:
+    """The process's tee of sys.`name`, writing to the stream sys.`name` is now. Logging
+    handlers made before it (holding that stream itself) are pointed at it too."""
+    stream = getattr(sys, name)
+    tee = _TEES.setdefault(name, _Tee(stream))
+    if stream is not tee:
+        tee.stream = stream
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for handler in (h for logger in loggers for h in getattr(logger, "handlers", ())):
+        if type(handler) is logging.StreamHandler and handler.stream is stream:
+            handler.setStream(tee)
+    return tee
 
 
 @contextlib.contextmanager
 def seed_log(seed_dir: Path):
-    """What Python prints while a seed trains also goes to `seed{N}/train.log` (appended: a
-    resumed or retried seed keeps its history). Output written straight to the file descriptors
-    (C++ warnings) reaches the job log only."""
+    """What Python prints while a seed trains, logging's handlers included, also goes to
+    `seed{N}/train.log` (appended: a resumed or retried seed keeps its history). Output written
+    straight to the file descriptors (C++ warnings) reaches the job log only."""
     Path(seed_dir).mkdir(parents=True, exist_ok=True)
     with open(Path(seed_dir) / SEED_LOG, "a", buffering=1) as handle:
         handle.write(f"== {datetime.now(UTC).isoformat()} {Path(seed_dir).name}\n")
-        with (
-            contextlib.redirect_stdout(_Tee(sys.stdout, handle)),
-            contextlib.redirect_stderr(_Tee(sys.stderr, handle)),
-        ):
-            yield
+        out, err = _tee("stdout"), _tee("stderr")
+        out.log = err.log = handle
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                yield
+        finally:
+            out.log = err.log = None  # before the log closes: later writes reach the job's only
 
 
 def kept_or_restored(
