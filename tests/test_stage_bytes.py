@@ -10,9 +10,10 @@ from pathlib import Path
 
 import yaml
 
+from blurbflow import stage_bytes
 from blurbflow.config import cell_jobs, expand_cells
 from blurbflow.config.identity import data_checksums, tokenized_identity
-from blurbflow.util import paths, stage_bytes
+from blurbflow.util import paths
 from blurbflow.util.artefacts import read_record, write_record
 
 from workflow_helpers import REPO
