@@ -1,4 +1,5 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
+import gc
 import inspect
 import os
 import sys
@@ -62,6 +63,7 @@ except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
 onstart:
+    gc.set_threshold(*RUN_GC)  # every generation again, for the run's long life (Snakefile)
     record_launch()  # the run's config files and --config (launch.smk)
 
 try:  # a max_length beyond a model's positions stops here, not in the first forward pass
