@@ -162,11 +162,13 @@ def scales(config: dict, factors: list[int], repeat: int) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             workdir = copy_workflow(Path(tmp) / "wf")
             (workdir / "config.yaml").write_text(yaml.safe_dump(scaled_config(config, factor)))
-            stand_in, real = Path(tmp) / "stand-in", str(Path(blurbflow.__file__).parent)
-            (stand_in / "blurbflow").mkdir(parents=True)
-            (stand_in / "blurbflow/__init__.py").write_text(STAND_IN_INIT.format(real=real))
+            stand_in, real = Path(tmp) / "stand-in", Path(blurbflow.__file__).parent
+            (stand_in / "blurbflow/config").mkdir(parents=True)
+            for package in ("", "config/"):  # each the real one, its folder second on __path__
+                init = STAND_IN_INIT.format(real=str(real / package))
+                (stand_in / f"blurbflow/{package}__init__.py").write_text(init)
             (stand_in / "blurbflow/config/validate.py").write_text(
-                STAND_IN_VALIDATE.format(real=real)
+                STAND_IN_VALIDATE.format(real=str(real / "config"))
             )
             times, output = [], ""
             for _ in range(repeat):

@@ -1,11 +1,18 @@
 """Per-cell cluster resources: by model size and task, more time on each retry."""
 
 import math
+import re
 
 import pytest
 import yaml
 
-from blurbflow.cluster import SHORT_GROUP, cell_resources, estimated_minutes, submission_group
+from blurbflow.cluster import (
+    SHORT_GROUP,
+    cell_resources,
+    estimated_minutes,
+    size_resources,
+    submission_group,
+)
 
 from model_helpers import make_options
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
@@ -31,6 +38,19 @@ def test_subsample_shortens_and_overrides_apply():
     assert subsampled["runtime"] < cell_resources(BASE.replace(task="chemprot"), "base")["runtime"]
     custom = cell_resources(BASE, "base", overrides={"base": [16, 48000, 0.6]})
     assert custom["cpus_per_task"] == 16 and custom["mem_mb"] == 48000
+
+
+def test_cpus_and_memory_follow_the_model_size_alone():
+    # the workflow asks them as one constant where every job's model has the same size
+    overrides = {"base": [16, 48000, 0.6]}
+    for options in (BASE, BASE.replace(task="biosses", epochs=3)):
+        for attempt, seeds in ((1, 1), (3, 5)):
+            found = cell_resources(options, "base", attempt, overrides, seeds=seeds)
+            assert size_resources("base", overrides) == {
+                "cpus_per_task": found["cpus_per_task"],
+                "mem_mb": found["mem_mb"],
+            }
+    assert size_resources("large") == {"cpus_per_task": 8, "mem_mb": 64000}
 
 
 def test_the_priority_is_the_estimate_below_the_floor_so_short_jobs_keep_their_order():
@@ -78,7 +98,11 @@ def test_slurm_profile_plans_a_short_cross_validation_study(tmp_path):
             "table": {"rows": "task", "columns": ["model"]},
         }
     }
+    config["resources"] = {"tiny": [3, 5000, 0.05]}  # the one size: asked as a constant
     (workdir / "cv.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(workdir, "all", "-n", "--profile", "slurm", "--configfile", "cv.yaml")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert len(planned_jobs(run.stdout)["finetune"]) == 10
+    asked = re.findall(r"rule finetune:[^\[]*?resources: ([^\n]*)", run.stdout)
+    assert len(asked) == 10
+    assert all({"cpus_per_task=3", "mem_mb=5000"} <= set(line.split(", ")) for line in asked)

@@ -96,14 +96,18 @@ def cell_resources(
 ) -> dict:
     """Snakemake resources of one job running `seeds` cells one after the other (gpu,
     cpus_per_task, mem_mb, runtime in minutes)."""
-    cpus, mem_mb, per_thousand = size_row(size, overrides)
-    minutes = _minutes(options, per_thousand, seeds)
+    minutes = _minutes(options, size_row(size, overrides)[2], seeds)
     return {
         "gpu": 1,
-        "cpus_per_task": cpus,
-        "mem_mb": mem_mb,
+        **size_resources(size, overrides),
         "runtime": min(math.ceil(max(MIN_MINUTES, minutes)) * attempt, max_runtime),
     }
+
+
+def size_resources(size: str, overrides: dict | None = None) -> dict:
+    """The CPUs and memory of a job on a model of this size, whatever its task, seeds or attempt."""
+    cpus, mem_mb, _ = size_row(size, overrides)
+    return {"cpus_per_task": cpus, "mem_mb": mem_mb}
 
 
 def train_instances(task: str, data_root: str = "resources/data") -> int:

@@ -1,4 +1,5 @@
 # Shared state: the validated config expanded into cells, and lookups the rules use.
+import gc
 import inspect
 import os
 import sys
@@ -25,6 +26,7 @@ from blurbflow.cluster import (
     MAX_RUNTIME,
     cell_resources,
     estimated_minutes,
+    size_resources,
     slurm_resources,
     submission_group,
 )
@@ -61,6 +63,7 @@ except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 
 onstart:
+    gc.set_threshold(*RUN_GC)  # every generation again, for the run's long life (Snakefile)
     record_launch()  # the run's config files and --config (launch.smk)
 
 try:  # a max_length beyond a model's positions stops here, not in the first forward pass
@@ -287,9 +290,25 @@ def job_resources(wildcards, attempt):
     return found
 
 
+def _uniform_resources():
+    """{resource: value} of the CPUs and memory every fine-tuning job asks where all ask the same
+    (they follow the model's size alone, blurbflow.cluster.size_resources). Main process only:
+    a job's own Snakemake evaluates the one job."""
+    if not workflow.is_main_process or not STUDY_MODELS:
+        return {}
+    rows = [size_resources(size, RESOURCE_TABLE) for size in {model_size(m) for m in STUDY_MODELS}]
+    return {name: value for name, value in rows[0].items() if all(r[name] == value for r in rows)}
+
+
+UNIFORM_RESOURCES = _uniform_resources()
+
+
 def cell_resource(name):
-    """A resource callable for the finetune rule. The gpu is not one: every finetune job asks
-    for 1 (finetune.smk)."""
+    """A resource of the finetune rule: the value every job asks where it is one (Snakemake
+    evaluates a function for each job: 6,230 calls in a dry run of config.yaml), else a function
+    of the job and attempt. The gpu is neither: every finetune job asks for 1 (finetune.smk)."""
+    if name in UNIFORM_RESOURCES:
+        return UNIFORM_RESOURCES[name]
 
     @job_function
     def resource(wildcards, attempt):
