@@ -160,8 +160,10 @@ def test_missing_file_stops_before_any_job(own_tasks):
         check_local_models(own_tasks)
 
 
-# Scripts whose steps never look a task up (raw sources, the demo model, hub snapshots).
+# Scripts whose steps never look a task up (raw sources, the demo model, hub snapshots, the
+# re-made stages' bytes).
 NO_TASKS = {
+    "stage_bytes.py",
     "fetch.py",
     "generate.py",
     "build_model.py",

@@ -32,6 +32,24 @@ def test_what_a_process_saves_the_next_one_with_the_same_key_loads(tmp_path):
     assert job_cache.cache_path(copy.deepcopy(config), [], tmp_path) == path
 
 
+class _Planted:
+    def __reduce__(self):  # unpickling would call os.system
+        return (os.system, ("touch planted-ran",))
+
+
+@pytest.mark.parametrize("planted", [_Planted(), ({"a": 1}, {"job": os.getcwd})])
+def test_a_planted_file_naming_anything_but_the_packages_classes_is_refused(
+    planted, tmp_path, monkeypatch
+):
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    path = job_cache.cache_path(_demo(), [], tmp_path)
+    path.write_bytes(pickle.dumps(planted))
+    assert job_cache.load(path) is None  # refused like an unreadable file: planned afresh
+    assert not (tmp_path / "planted-ran").exists()
+
+
 def test_another_config_or_changed_code_is_another_key(tmp_path):
     config = _demo()
     path = job_cache.cache_path(config, [], tmp_path)

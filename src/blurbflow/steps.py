@@ -1,8 +1,6 @@
 """The workflow's steps as functions of Python values: the rules' entry points
-(workflow/scripts/*.py) and the `blurbflow` command line both call these.
-
-Each step imports its library modules inside: a fetch or prepare job then never pays for torch
-and transformers (~3 s per job process on the 2-core machine)."""
+(workflow/scripts/*.py) and the `blurbflow` command line both call these. Each step imports its
+library modules inside: a fetch or prepare job never pays for torch and transformers (~3 s)."""
 
 from __future__ import annotations
 
@@ -276,15 +274,14 @@ def call(name: str, step, **kwargs) -> int:
 
 
 def run_rule(log: str, step, **kwargs) -> None:
-    """A rule's script: stdout and stderr go to the rule's log (file descriptors, so what torch
-    or a subprocess writes lands there too), then the step runs and the process exits with its
-    status."""
+    """A rule's script: stdout and stderr go to the rule's log (file descriptors: what torch or
+    a subprocess writes lands there too); the process exits with the step's status."""
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as handle:
         os.dup2(handle.fileno(), 1)
         os.dup2(handle.fileno(), 2)
-    sys.stdout.reconfigure(line_buffering=True)  # progress lines reach the log as they come
-    sys.stderr.reconfigure(line_buffering=True)
+    for stream in (sys.stdout, sys.stderr):  # progress lines reach the log as they come
+        stream.reconfigure(line_buffering=True)
     sys.stdout.flush()
     sys.exit(call(step.__name__.replace("_", "-"), step, **kwargs))
 

@@ -341,14 +341,21 @@ def test_workflow_loads_a_cells_checkpoint_weights_only(tmp_path):
 def test_every_torch_load_of_the_library_is_weights_only():
     """The static side of the test above, for loads a run cannot reach cheaply: every
     `torch.load` call in the package passes `weights_only=True`, and nothing else unpickles
-    (pickle, pandas' read_pickle, joblib, numpy with allow_pickle)."""
+    (pickle, pandas' read_pickle, joblib, numpy with allow_pickle) but through an Unpickler whose
+    find_class resolves only the package's own classes (job_cache; tests/test_job_cache.py plants
+    a file that names os.system)."""
     import ast
 
     import blurbflow
 
-    torch_loads, unpicklers = [], []
+    torch_loads, unpicklers, restricted = [], [], []
     for path in sorted(Path(blurbflow.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            bases = map(ast.unparse, getattr(node, "bases", ()))
+            if isinstance(node, ast.ClassDef) and "pickle.Unpickler" in bases:
+                methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                assert "find_class" in methods, f"{path.name}:{node.lineno} resolves any class"
+                restricted.append(node.name)
             if not isinstance(node, ast.Call):
                 continue
             name, where = ast.unparse(node.func), f"{path.name}:{node.lineno}"
@@ -372,3 +379,4 @@ def test_every_torch_load_of_the_library_is_weights_only():
     assert torch_loads, "expected at least the checkpoint's torch.load"
     assert [where for where, safe in torch_loads if not safe] == []
     assert unpicklers == []
+    assert restricted == ["_PlannedUnpickler"]

@@ -23,15 +23,8 @@ from blurbflow.options import ModelOptions
 
 CONFIG_FILE = "config.json"
 # Tokenizer files transformers reads from a folder; `.model` are sentencepiece protobufs.
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+TOKENIZER_FILES += ("added_tokens.json", "vocab.txt", "vocab.json", "merges.txt")
 # A vocabulary a tokenizer can be built from (one of them must be there).
 VOCABULARY_FILES = ("tokenizer.json", "vocab.txt", "vocab.json")
 FIX = "run `snakemake prefetch` on a machine with internet (a login node), then rerun"
