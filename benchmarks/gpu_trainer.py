@@ -42,6 +42,26 @@ def _collate(rows: list[dict]) -> dict:
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
+def trainer_args(out: str, group_by_length: bool, **settings) -> TrainingArguments:
+    """HF Trainer as the benchmarks compare against it: the recipe's AdamW settings, seed 1, and
+    nothing saved, evaluated, logged or reported; `settings` add the batch, steps and device."""
+    return TrainingArguments(
+        output_dir=out,
+        learning_rate=5e-5,
+        weight_decay=0.01,
+        warmup_steps=0.1,
+        train_sampling_strategy="group_by_length" if group_by_length else "random",
+        save_strategy="no",
+        eval_strategy="no",
+        logging_strategy="no",
+        report_to=[],
+        dataloader_num_workers=0,
+        seed=1,
+        disable_tqdm=True,
+        **settings,
+    )
+
+
 def trainer_run(case: dict, device, warmup: int, count: int, smoke: bool = False) -> dict:
     """Samples/s of HF Trainer's `count` steps after `warmup`; `case["attention"]`: torch's
     own SDPA backends or cuDNN's off (the engine's CUDA default), as for our runs."""
@@ -54,23 +74,13 @@ def trainer_run(case: dict, device, warmup: int, count: int, smoke: bool = False
     bf16 = cuda and case["precision"] == "bf16" and torch.cuda.is_bf16_supported()
     clock = _Clock(warmup, device)
     with tempfile.TemporaryDirectory() as out:
-        args = TrainingArguments(
-            output_dir=out,
+        args = trainer_args(
+            out,
+            case["group_by_length"],
             per_device_train_batch_size=BATCH,
             max_steps=warmup + count,
-            learning_rate=5e-5,
-            weight_decay=0.01,
-            warmup_steps=0.1,
             bf16=bf16,
-            train_sampling_strategy="group_by_length" if case["group_by_length"] else "random",
-            save_strategy="no",
-            eval_strategy="no",
-            logging_strategy="no",
-            report_to=[],
             use_cpu=not cuda,
-            dataloader_num_workers=0,
-            seed=1,
-            disable_tqdm=True,
         )
         trainer = Trainer(
             model=model,

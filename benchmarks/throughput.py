@@ -81,7 +81,8 @@ def blurbflow_epoch(
 
 def trainer_epoch(model_path: str, encoded: Path, group_by_length: bool, work: Path) -> float:
     from datasets import Dataset
-    from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments
+    from gpu_trainer import trainer_args
+    from transformers import DataCollatorForTokenClassification, Trainer
 
     torch.set_num_threads(THREADS)
     columns = load_encoded(encoded, "train")
@@ -90,22 +91,12 @@ def trainer_epoch(model_path: str, encoded: Path, group_by_length: bool, work: P
     dataset = Dataset.from_dict({k: columns[k] for k in keys})
     tokenizer = load_tokenizer(model_path)
     model = load_for_task(model_path, get_task(TASK))
-    args = TrainingArguments(
-        output_dir=str(work / "trainer"),
+    args = trainer_args(
+        str(work / "trainer"),
+        group_by_length,
         per_device_train_batch_size=BATCH,
         num_train_epochs=1,
-        learning_rate=5e-5,
-        weight_decay=0.01,
-        warmup_steps=0.1,
-        train_sampling_strategy="group_by_length" if group_by_length else "random",
-        save_strategy="no",
-        eval_strategy="no",
-        logging_strategy="no",
-        report_to=[],
         use_cpu=True,
-        dataloader_num_workers=0,
-        seed=1,
-        disable_tqdm=True,
     )
     trainer = Trainer(
         model=model,

@@ -33,6 +33,9 @@ from workflow_helpers import copy_workflow, snakemake
 # in the array's second job: the plugin's array task of a later job fails too when its first
 # job's outputs are missing (snakemake-executor-plugin-slurm 2.8.0)
 FAILING = "tiny-biobert/gad/quick-llrd/lr0.001-bs16/seed1"
+FAILING_JOB = FAILING.rsplit("/", 1)[0]  # its seeds share one job, which fails
+# how sacct's Comment (`rule_finetune_wildcards_…`) ends for that job
+FAILING_COMMENT = FAILING_JOB.replace("/", "_")
 LONG, SHORT = "gad", "biosses"
 CELLS = len(FINISHED_TASKS) * len(FINISHED_RECIPES) * 2  # 2 seeds
 # QOSes, node feature and GPU type as .ci/slurm/up.sh sets them up
@@ -140,10 +143,9 @@ def slurm_runs(tiny_run, tmp_path_factory):
 def test_every_cell_ran_as_a_slurm_job_on_a_gpu(slurm_runs):
     jobs, cells = slurm_runs["sacct"], slurm_runs["after_first"]
     assert len(cells) == CELLS
-    failing_job = FAILING.rsplit("/", 1)[0]  # its seeds share one job, which fails
     for cell, result in cells.items():
         job = jobs[result["slurm_job_id"]]
-        expected = "FAILED" if cell.startswith(failing_job + "/") else "COMPLETED"
+        expected = "FAILED" if cell.startswith(FAILING_JOB + "/") else "COMPLETED"
         if expected != job["State"] and _behind_the_failing_job_in_its_array(job):
             expected = "FAILED"  # its own seeds finished: the plugin fails the task afterwards
         assert job["State"] == expected, (cell, job)
@@ -155,7 +157,7 @@ def _behind_the_failing_job_in_its_array(job: dict) -> bool:
     """Whether the job is an array task whose array's first job is the failing one: the plugin
     fails such a task when that job's outputs are missing (its comment names the array's first
     job). Which of the two long jobs comes first varies from run to run."""
-    return "_" in job["JobID"] and job["Comment"].endswith(FAILING.split("/")[2] + "_lr0.001-bs16")
+    return "_" in job["JobID"] and job["Comment"].endswith(FAILING_COMMENT)
 
 
 def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
@@ -176,7 +178,7 @@ def test_the_failing_cell_fails_alone_and_the_report_lists_it(slurm_runs):
         j
         for j in jobs.values()
         if j["JobName"] == run_name
-        and j["Comment"].endswith(f"{LONG}_quick-llrd_lr0.001-bs16")
+        and j["Comment"].endswith(FAILING_COMMENT)
         and j["JobIDRaw"] != first
         and j["JobID"].split("_")[0] != jobs[first]["JobID"].split("_")[0]  # not of its array
     ]

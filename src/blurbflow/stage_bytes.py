@@ -63,7 +63,9 @@ def rerun_folders(jobs: dict[str, CellJob], config: dict, outdated) -> dict[str,
 def check_plan(jobs: dict[str, CellJob], config: dict, folders: dict[str, str]):
     """(the fine-tuning jobs reading a re-made folder, which wait on the check; folder -> the
     manifests of the jobs whose identity its content is part of; folder -> the re-made folders
-    it is made from)."""
+    it is made from). Nothing re-made (every run but a version bump's): nothing to look at."""
+    if not folders:
+        return set(), {}, {}
     built = _built(config)
     readers: dict[str, list[str]] = {folder: [] for folder in folders}
     inputs: dict[str, list[str]] = {folder: [] for folder in folders}
