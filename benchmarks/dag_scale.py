@@ -17,7 +17,8 @@ built folder, so a second call (e.g. with SLURM clients on PATH) times without r
 
 `--scales 1,2,4`: how the cost grows instead: the literal dry run (`snakemake -n all`, nothing
 built) of config.yaml with its studies once, twice and four times (`scaled_config`: each copy
-on copies of the models, as many jobs again), median of `--repeat` whole processes each.
+on copies of the models, as many jobs again), median of `--repeat` whole processes each, beside
+Snakemake alone on a minimal Snakefile of the same jobs (snakemake_floor.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ import blurbflow  # noqa: E402
 from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
 
 from workflow_helpers import copy_workflow, planned_jobs  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from snakemake_floor import floor_seconds, job_counts  # noqa: E402
 
 # The stand-in package: the real one (its folder second on __path__), but for its steps module.
 STAND_IN_INIT = """import os
@@ -156,8 +160,9 @@ MAX_CELLS = 10**7
 
 
 def scales(config: dict, factors: list[int], repeat: int) -> None:
-    """The literal dry run's seconds at each factor, in a fresh copy of the workflow each."""
-    first = None
+    """The literal dry run's seconds at each factor, in a fresh copy of the workflow each, and
+    Snakemake's own on a minimal Snakefile of the same jobs (snakemake_floor.py)."""
+    first = first_floor = None
     for factor in factors:
         with tempfile.TemporaryDirectory() as tmp:
             workdir = copy_workflow(Path(tmp) / "wf")
@@ -174,12 +179,15 @@ def scales(config: dict, factors: list[int], repeat: int) -> None:
             for _ in range(repeat):
                 seconds, output = snakemake(workdir, "-n", "all", stand_in=stand_in)
                 times.append(seconds)
+            floor, floor_jobs = floor_seconds(job_counts(output), Path(tmp) / "floor", repeat)
         jobs = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
-        median = statistics.median(times)
-        first = first or median
+        median, floor_median = statistics.median(times), statistics.median(floor)
+        first, first_floor = first or median, first_floor or floor_median
         print(
             f"{factor}x the studies: {jobs} jobs, `snakemake -n all` median {median:.1f} s "
-            f"({', '.join(f'{t:.1f}' for t in times)}), {median / first:.2f}x the first"
+            f"({', '.join(f'{t:.1f}' for t in times)}), {median / first:.2f}x the first; "
+            f"Snakemake alone on {floor_jobs} jobs of the same shape {floor_median:.1f} s "
+            f"({', '.join(f'{t:.1f}' for t in floor)}), {floor_median / first_floor:.2f}x"
         )
 
 

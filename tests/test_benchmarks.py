@@ -18,13 +18,19 @@ REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "benchmarks"
 # imported by the benchmarks, no benchmark itself (gpu_*.py: parts of gpu.py's suite)
 HELPERS = {"common.py", "gpu_runs.py", "gpu_trainer.py", "gpu_cell.py", "gpu_report.py"}
+HELPERS.add("snakemake_floor.py")  # dag_scale.py's Snakemake-only floor
 
 # (script, arguments after --smoke, a pattern its output must match: a table header or figure)
 SMOKE = [
     ("adaptive_seeds.py", [], r"false-positive rate \(D = 0\), worst scenario: \d\.\d{3}"),
     ("aggregate.py", [], r"aggregation \+ tables \+ report of 1392 cells: \d+\.\d s"),
     ("common_epoch.py", [], r"entries 1, changed [01]: mean Δmean [+-]\d+\.\d\d points"),
-    ("dag_scale.py", [], r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd"),
+    (
+        "dag_scale.py",
+        [],
+        r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd[\s\S]+"
+        r"2x the studies: (\d+) jobs, .+; Snakemake alone on \1 jobs of the same shape",
+    ),
     ("demo_profile.py", [], r"rule\s+jobs\s+sum s\s+max s[\s\S]+per task: cells[\s\S]+report: "),
     # the GPU suite on the CPU: every part's code path, and a demo cell verified end to end
     (
