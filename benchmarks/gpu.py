@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import gpu_runs as runs
@@ -213,17 +214,30 @@ def main(argv=None) -> int:
         if time.perf_counter() - started > args.budget_s:
             result["skipped"].append(part)
             continue
-        with runs.timed(result["seconds"], part):
-            run_part(part, device, args, result)
+        try:  # a failing part is recorded and the next one runs: device time is scarce
+            with runs.timed(result["seconds"], part):
+                run_part(part, device, args, result)
+        except Exception as err:  # noqa: BLE001
+            if args.smoke:
+                raise
+            result.setdefault("errors", {})[part] = "".join(traceback.format_exception(err)[-3:])
+            print(f"part {part} failed: {err!r}", file=sys.stderr)
+        write(result, args, started)  # after each part: a run cut off keeps what it measured
+    table = write(result, args, started)
+    print(table)
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    return 1 if result.get("errors") else 0
+
+
+def write(result: dict, args, started: float) -> str:
+    """The JSON and its markdown table as they stand; the table."""
     result["seconds"]["total"] = round(time.perf_counter() - started, 1)
     result["targets"] = [] if args.smoke or args.child else targets(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result)
     args.out.with_suffix(".md").write_text(table)
-    print(table)
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
-    return 0
+    return table
 
 
 if __name__ == "__main__":

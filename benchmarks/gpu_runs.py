@@ -124,7 +124,7 @@ def policy_of(case: dict, device: torch.device) -> engine.Policy:
         batch_shapes=case.get("shapes", "padded"),
         pad_multiple=int(case.get("pad_multiple", 1)),
         optimizer_kernel=kernel,
-        compiled=case.get("compile", False),
+        compiled=engine.compile_backend(case.get("compile", False)),  # True: inductor
         prefetch=case.get("prefetch", device.type == "cuda"),
     )
 

@@ -108,7 +108,19 @@ def test_auto_policy_is_todays_on_the_cpu_and_the_measured_one_on_cuda():
     for precision, shapes in (("bf16", "padded"), ("fp16", "padded"), ("fp32", "micro_batches")):
         gpu = engine.resolve(auto, CUDA, precision, "bucketed", False, True)
         assert (gpu.attention_backend, gpu.batch_shapes, gpu.prefetch) == ("no_cudnn", shapes, True)
-        assert gpu.optimizer_kernel is None and gpu.compiled is False and gpu.pad_multiple == 1
+        assert gpu.optimizer_kernel is None and gpu.compiled is False
+        assert gpu.pad_multiple == (64 if shapes == "padded" else 1)  # measured: buckets of 64
+    assert cpu.pad_multiple == 1 and cpu.eval_batch_size is None
+    # evaluation batches of ~32k tokens on CUDA, never fewer than the recipe's; the CPU's own
+    for length, recipes, wanted in ((128, 64, 256), (256, 64, 128), (512, 64, 64), (128, 512, 512)):
+        gpu = engine.resolve(auto, CUDA, "bf16", "bucketed", False, True, length, recipes)
+        assert gpu.eval_batch_size == wanted
+    assert (
+        engine.resolve(auto, CPU, "fp32", "bucketed", False, True, 128, 64).eval_batch_size is None
+    )
+    fixed = engine.Settings.from_config({"pad_multiple": 1, "eval_batch_size": None})
+    gpu = engine.resolve(fixed, CUDA, "bf16", "bucketed", False, True, 128, 64)
+    assert (gpu.pad_multiple, gpu.eval_batch_size) == (1, None)  # today's, when asked
     asked = engine.Settings.from_config({"shapes": "padding_free", "attention": "cudnn_ragged"})
     for batching in ("bucketed", "random"):  # `random`: one pass, padding-free is one
         assert engine.resolve(asked, CUDA, "bf16", batching, False, True).batch_shapes == (
@@ -127,7 +139,8 @@ def test_auto_policy_is_todays_on_the_cpu_and_the_measured_one_on_cuda():
     [
         ({"shape": "padded"}, r"engine: unknown key\(s\) shape; use attention, compile"),
         ({"shapes": "packed"}, r"engine.shapes: unknown 'packed'; use one of auto, micro_batches"),
-        ({"pad_multiple": 0}, r"engine.pad_multiple: 0 is not a whole number ≥ 1"),
+        ({"pad_multiple": 0}, r"engine.pad_multiple: 0 is not auto or a whole number ≥ 1"),
+        ({"eval_batch_size": "big"}, r"engine.eval_batch_size: 'big' is not auto or a whole"),
         ({"prefetch": "yes"}, r"engine.prefetch: 'yes'; use auto, true or false"),
     ],
 )

@@ -124,6 +124,8 @@ def _steps(run: Run, state: LoopState, per_epoch: int) -> Steps:
         options.batching,
         packs,
         padding_free.supports(model),
+        max_length=options.max_length,
+        eval_batch_size=options.eval_batch_size,
     )
     steps = Steps(run.opt, options, progress, state, policy=policy, pad_id=run.fmt.pad_id)
     if steps.policy.batch_shapes == "packed":
