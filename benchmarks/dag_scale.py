@@ -45,7 +45,7 @@ from blurbflow.config import cell_jobs, expand_cells  # noqa: E402
 from workflow_helpers import copy_workflow, planned_jobs  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from snakemake_floor import floor_seconds, job_counts  # noqa: E402
+from snakemake_floor import floor_workflow, job_counts  # noqa: E402
 
 # The stand-in package: the real one (its folder second on __path__), but for its steps module.
 STAND_IN_INIT = """import os
@@ -175,12 +175,10 @@ def scales(config: dict, factors: list[int], repeat: int) -> None:
             (stand_in / "blurbflow/config/validate.py").write_text(
                 STAND_IN_VALIDATE.format(real=str(real / "config"))
             )
-            times, output = [], ""
-            for _ in range(repeat):
-                seconds, output = snakemake(workdir, "-n", "all", stand_in=stand_in)
-                times.append(seconds)
-            floor, floor_jobs = floor_seconds(job_counts(output), Path(tmp) / "floor", repeat)
-        jobs = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
+            times, output = timed(repeat, workdir, "-n", "all", stand_in=stand_in)
+            floor_args = floor_workflow(Path(tmp) / "floor", job_counts(output))
+            floor, floor_output = timed(repeat, Path(tmp) / "floor", *floor_args)
+        jobs, floor_jobs = total_jobs(output), total_jobs(floor_output)
         median, floor_median = statistics.median(times), statistics.median(floor)
         first, first_floor = first or median, first_floor or floor_median
         print(
@@ -189,6 +187,19 @@ def scales(config: dict, factors: list[int], repeat: int) -> None:
             f"Snakemake alone on {floor_jobs} jobs of the same shape {floor_median:.1f} s "
             f"({', '.join(f'{t:.1f}' for t in floor)}), {floor_median / first_floor:.2f}x"
         )
+
+
+def total_jobs(dry_run_output: str) -> int:
+    return int(re.search(r"^total\s+(\d+)$", dry_run_output, re.M).group(1))
+
+
+def timed(repeat: int, workdir: Path, *args: str, stand_in: Path | None = None):
+    """Seconds of each of `repeat` whole `snakemake` processes, and the last one's output."""
+    times, output = [], ""
+    for _ in range(repeat):
+        seconds, output = snakemake(workdir, *args, stand_in=stand_in)
+        times.append(seconds)
+    return times, output
 
 
 def snakemake(workdir: Path, *args: str, stand_in: Path | None = None) -> tuple[float, str]:
@@ -253,15 +264,10 @@ def main() -> None:
             )
             print(f"building every output with the stand-in: {seconds:.0f} s")
 
-        def timed(*extra: str) -> tuple[list[float], str]:
-            times, output = [], ""
-            for _ in range(args.repeat):
-                seconds, output = snakemake(workdir, "-n", *extra)
-                times.append(seconds)
-            return times, output
-
         for label, extra in (("", ()), (" with --profile slurm", ("--profile", "slurm"))):
-            up_to_date, output = timed(*extra, "all", "--quiet", "rules")
+            up_to_date, output = timed(
+                args.repeat, workdir, "-n", *extra, "all", "--quiet", "rules"
+            )
             assert "Nothing to be done" in output, output[-2000:]
             print(
                 f"dry run{label}, everything up to date: median "
@@ -272,7 +278,8 @@ def main() -> None:
         if args.up_to_date_only:
             return
         (workdir / "config" / "edited.yaml").write_text(yaml.safe_dump(edited))
-        changed, output = timed("all", "--configfile", "config/edited.yaml", "--quiet", "rules")
+        edited_run = ("all", "--configfile", "config/edited.yaml", "--quiet", "rules")
+        changed, output = timed(args.repeat, workdir, "-n", *edited_run)
         planned = int(re.search(r"^finetune\s+(\d+)$", output, re.M).group(1))
         print(
             f"dry run after {args.recipe}.weight_decay changed: median "

@@ -213,20 +213,25 @@ def main(argv=None) -> int:
     for part in parts:
         if time.perf_counter() - started > args.budget_s:
             result["skipped"].append(part)
-            continue
-        try:  # a failing part is recorded and the next one runs: device time is scarce
-            with runs.timed(result["seconds"], part):
-                run_part(part, device, args, result)
-        except Exception as err:  # noqa: BLE001
-            if args.smoke:
-                raise
-            result.setdefault("errors", {})[part] = "".join(traceback.format_exception(err)[-3:])
-            print(f"part {part} failed: {err!r}", file=sys.stderr)
-        write(result, args, started)  # after each part: a run cut off keeps what it measured
-    table = write(result, args, started)
+        else:
+            run_recorded(part, device, args, result)
+        table = write(result, args, started)  # after each part: a run cut off keeps the rest
     print(table)
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
     return 1 if result.get("errors") else 0
+
+
+def run_recorded(part: str, device, args, result: dict) -> None:
+    """Run `part`; off the smoke run a failure is recorded under `errors` and the next part
+    runs (device time is scarce)."""
+    try:
+        with runs.timed(result["seconds"], part):
+            run_part(part, device, args, result)
+    except Exception as err:  # noqa: BLE001
+        if args.smoke:
+            raise
+        result.setdefault("errors", {})[part] = "".join(traceback.format_exception(err)[-3:])
+        print(f"part {part} failed: {err!r}", file=sys.stderr)
 
 
 def write(result: dict, args, started: float) -> str:

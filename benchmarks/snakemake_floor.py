@@ -9,11 +9,9 @@ Snakemake 9's per-job work, which grows with the jobs whatever the workflow does
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
+FIXED_JOBS = 4  # the minimal Snakefile's own prepare (3 splits) and prefetch jobs
 SNAKEFILE = """
 FT, TOK, OTHER = config["finetune"], max(1, config["tokenize"]), config["other"]
 
@@ -58,28 +56,13 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
     )
     finetune, tokenize = stats.pop("finetune", 0), stats.pop("tokenize", 0)
     stats.pop("all", None)
-    # the minimal Snakefile's prepare (3 splits) and prefetch jobs stand for 4 of the others
-    return {"finetune": finetune, "tokenize": tokenize, "other": max(0, sum(stats.values()) - 4)}
+    other = max(0, sum(stats.values()) - FIXED_JOBS)
+    return {"finetune": finetune, "tokenize": tokenize, "other": other}
 
 
-def floor_seconds(counts: dict[str, int], workdir: Path, repeat: int) -> tuple[list[float], int]:
-    """`snakemake -n all` on the minimal Snakefile with these counts: seconds of each whole
-    process, and the jobs it planned (which must equal the real run's)."""
+def floor_workflow(workdir: Path, counts: dict[str, int]) -> list[str]:
+    """Write the minimal Snakefile into `workdir`; the `snakemake -n all` arguments that plan
+    these counts (as many jobs as the real run's)."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "Snakefile").write_text(SNAKEFILE)
-    times, output = [], ""
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run = subprocess.run(
-            [str(Path(sys.executable).parent / "snakemake"), "-n", "all", "--cores", "1"]
-            + ["--config", *(f"{rule}={count}" for rule, count in counts.items())],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-        )
-        times.append(time.perf_counter() - start)
-        if run.returncode != 0:
-            raise SystemExit(f"the floor Snakefile failed:\n{(run.stdout + run.stderr)[-3000:]}")
-        output = run.stdout + run.stderr
-    jobs = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
-    return times, jobs
+    return ["-n", "all", "--cores", "1", "--config", *(f"{k}={n}" for k, n in counts.items())]

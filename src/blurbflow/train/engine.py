@@ -162,20 +162,21 @@ def resolve(
 
 
 def pad_multiple(settings: Settings, cuda: bool, shapes: str) -> int:
+    """The bucket width the cell's batches are padded to a multiple of (1: none)."""
     if settings.pad_multiple != "auto":
         return int(settings.pad_multiple or 1)
     return BUCKET if cuda and shapes == "padded" else 1
 
 
 def evaluation_batch(
-    settings: Settings, cuda: bool, max_length: int | None, recipes: int | None
+    settings: Settings, cuda: bool, max_length: int | None, recipe_batch: int | None
 ) -> int | None:
     """The evaluation batch size the cell runs (None: the recipe's)."""
     if settings.eval_batch_size != "auto":
         return settings.eval_batch_size
-    if not cuda or not max_length or not recipes:
+    if not cuda or not max_length or not recipe_batch:
         return None
-    return max(recipes, EVAL_TOKENS // max_length)
+    return max(recipe_batch, EVAL_TOKENS // max_length)
 
 
 def attention_backend(settings: Settings, device: torch.device) -> str:
