@@ -137,7 +137,7 @@ def test_auto_policy_is_todays_on_the_cpu_and_the_measured_one_on_cuda():
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ({"shape": "padded"}, r"engine: unknown key\(s\) shape; use attention, compile"),
+        ({"shape": "padded"}, r"unknown key\(s\) shape; use attention, cells_per_gpu, compile"),
         ({"shapes": "packed"}, r"engine.shapes: unknown 'packed'; use one of auto, micro_batches"),
         ({"pad_multiple": 0}, r"engine.pad_multiple: 0 is not auto or a whole number ≥ 1"),
         ({"eval_batch_size": "big"}, r"engine.eval_batch_size: 'big' is not auto or a whole"),

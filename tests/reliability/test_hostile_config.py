@@ -77,6 +77,16 @@ FAULTS = {
         ],
         True,
     ),
+    "engine-compile-backend-typo": (
+        _set("engine", "compile", value="inductr"),
+        ["engine.compile: 'inductr' is no torch.compile backend", "inductor, cudagraphs"],
+        False,
+    ),
+    "engine-gpu-unknown": (
+        _set("engine", "gpu", value="z999"),
+        ["engine.gpu: 'z999' is no GPU type the plan knows", "h100, h200"],
+        False,
+    ),
     "model-running-a-command": (
         _rename("models", "tiny-biobert", "m$(touch PWNED)", path="resources/models/m"),
         ["models: the name 'm$(touch PWNED)' is not allowed", NAME_RULE],

@@ -17,6 +17,7 @@ from blurbflow.config.recipes import resolve_recipe
 from blurbflow.config.schema import check_keys, check_values
 from blurbflow.models.prefetch import local_model_problem
 from blurbflow.options import CellOptions
+from blurbflow.options.engine import Settings as EngineSettings
 from blurbflow.tasks.custom import check_section
 from blurbflow.tasks.registry import BUILTIN, all_tasks
 from blurbflow.tasks.types import check_metric_recorded
@@ -288,10 +289,12 @@ def grid_collision(
 
 def check_config(config: dict, schema: dict) -> None:
     """Everything, in the order that gives the clearest first error: unknown keys, unsafe
-    names, non-finite numbers, the schema, references and sizes, missing local models."""
+    names, non-finite numbers, the schema, the engine's choices, references and sizes,
+    missing local models."""
     check_keys(config, schema)
     check_safe_names(config)
     check_finite(config)
     check_values(config, schema)
+    EngineSettings.from_config(config.get("engine"))  # a backend or GPU type a typo away
     check_names(config)
     check_local_models(config)

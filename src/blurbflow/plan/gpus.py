@@ -16,9 +16,9 @@ has 14× the 3090's peak and runs the job 2× as fast). Finished cells replace t
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from blurbflow.options.engine import GPU_PEAK_TFLOPS, known_gpu
 from blurbflow.plan import params as sizing
 
 # seconds of the reference job, where measured: (seconds, source)
@@ -26,20 +26,7 @@ MEASURED = {
     "rtx3090": (sizing.REFERENCE_SECONDS, "BioM-Transformers Table 3, FP16"),
     "h200": (92.0, "benchmarks/gpu.py on an H200, 2026-11-28, bf16 (docs/engine.md)"),
 }
-# dense FP16/BF16 tensor-core TFLOP/s with FP32 accumulation (vendor data sheets)
-PEAK_TFLOPS = {
-    "v100": 125.0,
-    "a10": 125.0,
-    "l4": 121.0,
-    "a40": 149.7,
-    "rtx3090": 71.0,
-    "rtx4090": 165.2,
-    "a100": 312.0,
-    "l40s": 362.0,
-    "h100": 989.0,
-    "h200": 989.0,
-}
-ALIASES = {"3090": "rtx3090", "4090": "rtx4090"}
+PEAK_TFLOPS = GPU_PEAK_TFLOPS  # the table lives with the settings that name a GPU type
 
 
 @dataclass(frozen=True)
@@ -78,16 +65,7 @@ def row(name: str) -> Gpu:
     return Gpu(name, flops, False, f"{PEAK_TFLOPS[name]:g} TFLOP/s peak")
 
 
-def known(given: str | None) -> str | None:
-    """The table's name for a GPU type as a site or torch writes it (`a100`,
-    `nvidia_h100_80gb_hbm3`, `NVIDIA H200`, `rtx_3090`), or None."""
-    if not given:
-        return None
-    text = re.sub(r"[^a-z0-9]", "", str(given).lower())
-    for name in sorted({*PEAK_TFLOPS, *ALIASES}, key=len, reverse=True):
-        if name in text:
-            return ALIASES.get(name, name)
-    return None
+known = known_gpu  # a site's or torch's name for a GPU type -> the table's, or None
 
 
 def configured(config: dict) -> Gpu | None:

@@ -23,56 +23,21 @@ compilation per process)."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from dataclasses import dataclass
 
 import torch
 
-ATTENTION = ("auto", "torch", "no_cudnn", "cudnn_ragged")
-SHAPES = ("auto", "micro_batches", "padded", "padding_free")
-KERNELS = ("auto", "loop", "foreach", "fused")
+from blurbflow.options.engine import (  # noqa: F401 (the choices are read from here too)
+    ATTENTION,
+    KERNELS,
+    SHAPES,
+    Settings,
+)
+
 RAGGED_ENV = "TORCH_CUDNN_SDPA_AVOID_RECOMPILE"
 BUCKET = 64  # `pad_multiple: auto` on CUDA for padded batches
 EVAL_TOKENS = 256 * 128  # `eval_batch_size: auto` on CUDA: tokens per evaluation batch
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The config's `engine` mapping (workflow/schemas/config.schema.yaml describes each)."""
-
-    attention: str = "auto"
-    shapes: str = "auto"
-    pad_multiple: int | str = "auto"
-    eval_batch_size: int | str | None = "auto"
-    optimizer: str = "auto"
-    compile: bool | str = False  # true: torch.compile's default backend (inductor); or a name
-    prefetch: str | bool = "auto"
-    gpu: str | None = None  # the plan's GPU type (blurbflow.plan.gpus); the cell ignores it
-
-    @classmethod
-    def from_config(cls, given: dict | None) -> Settings:
-        """The settings of `engine:`; ConfigError-like ValueError naming the key and the fix."""
-        given = dict(given or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        if unknown := sorted(set(given) - known):
-            raise ValueError(
-                f"engine: unknown key(s) {', '.join(unknown)}; use {', '.join(sorted(known))}"
-            )
-        for key, allowed in (("attention", ATTENTION), ("shapes", SHAPES), ("optimizer", KERNELS)):
-            if key in given and given[key] not in allowed:
-                raise ValueError(
-                    f"engine.{key}: unknown {given[key]!r}; use one of {', '.join(allowed)}"
-                )
-        for key in ("pad_multiple", "eval_batch_size"):
-            value = given.get(key)
-            if value not in (None, "auto") and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise ValueError(f"engine.{key}: {value!r} is not auto or a whole number ≥ 1")
-        if given.get("prefetch", "auto") not in ("auto", True, False):
-            raise ValueError(f"engine.prefetch: {given['prefetch']!r}; use auto, true or false")
-        return cls(**given)
 
 
 _settings = Settings()
@@ -98,6 +63,7 @@ class Policy:
     pad_multiple: int = 1
     optimizer_kernel: str | None = None  # None: the optimizer's own default for the device
     compiled: bool | str = False  # False, or the torch.compile backend
+    compile_mode: str = "default"  # torch.compile's mode where compiled
     prefetch: bool = False
     eval_batch_size: int | None = None  # None: the recipe's
 
@@ -106,6 +72,7 @@ class Policy:
             "pad_multiple": self.pad_multiple,
             "optimizer_kernel": self.optimizer_kernel,
             "compiled": self.compiled,
+            "compile_mode": self.compile_mode,
             "prefetch": self.prefetch,
             "eval_batch_size": self.eval_batch_size,
         }
@@ -156,6 +123,7 @@ def resolve(
         pad_multiple=pad_multiple(settings, cuda, shapes),
         optimizer_kernel=kernel,
         compiled=compile_backend(settings.compile),
+        compile_mode=settings.compile_mode if settings.compile else "default",
         prefetch=prefetch,
         eval_batch_size=evaluation_batch(settings, cuda, max_length, eval_batch_size),
     )

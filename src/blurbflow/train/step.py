@@ -85,7 +85,8 @@ class Steps:
         if policy.batch_shapes == "padding_free":
             padding_free.enable(self.model)
         if policy.compiled:
-            self.model.compile(backend=policy.compiled)
+            mode = {} if policy.compile_mode == "default" else {"mode": policy.compile_mode}
+            self.model.compile(backend=policy.compiled, **mode)
         kernel = None
         if isinstance(self.optimizer, AdamW):
             if policy.optimizer_kernel is not None:
