@@ -52,13 +52,17 @@ def run(params, optimizer, steps: int, start: int = 0, seed: int = 1) -> None:
 
 
 def assert_same(params_a, opt_a, params_b, opt_b, **tol) -> None:
+    """The same parameters, and the same state as the state dicts hold it (every kernel's step
+    counts saved as the CPU's float64, wherever the kernel keeps them)."""
     for a, b in zip(params_a, params_b, strict=True):
         torch.testing.assert_close(a, b, **tol)
-        sa, sb = opt_a.state.get(a, {}), opt_b.state.get(b, {})
-        assert sa.keys() == sb.keys()
-        for key in sa:
-            torch.testing.assert_close(sa[key], sb[key], **tol)
-    assert all(s["step"].dtype == torch.float64 for s in opt_a.state.values())
+    saved_a, saved_b = opt_a.state_dict()["state"], opt_b.state_dict()["state"]
+    assert saved_a.keys() == saved_b.keys()
+    for index, state in saved_a.items():
+        assert state.keys() == saved_b[index].keys()
+        for key in state:
+            torch.testing.assert_close(state[key], saved_b[index][key], **tol)
+    assert all(s["step"].dtype == torch.float64 for s in saved_a.values())
 
 
 TOLERANCES = {
@@ -155,20 +159,24 @@ def test_clip_gradients_equals_torch(scale):
         assert float(total) < 1.0
 
 
-def test_cuda_step_counts_give_the_cpu_kernels_update(monkeypatch):
-    """On CUDA the fused kernel reads float32 counts on the device, one tensor per distinct count
-    (tensors that skipped steps have their own): the same update as the CPU's counts."""
-    ref, vec = make_params(torch.float32), make_params(torch.float32)
-    opt_ref = make_optimizer(ref, kernel="loop", bias_correction=True)
-    opt_vec = make_optimizer(vec, kernel="fused", bias_correction=True)
-    monkeypatch.setattr(AdamW, "_counts_on_device", staticmethod(lambda device: True))
-    run(ref, opt_ref, 120)
-    run(vec, opt_vec, 120)
-    assert_same(ref, opt_ref, vec, opt_vec, **TOLERANCES[torch.float32])
-    counts = opt_vec._device_steps(list(opt_vec.state.values()), torch.device("cpu"), True)
-    assert len({id(c) for c in counts}) == len({float(c) for c in counts}) == 3  # 120, 80, 70
-    plain = opt_vec._device_steps(list(opt_vec.state.values()), torch.device("cpu"), False)
-    assert {float(c) for c in plain} == {2.0**60}  # without correction: both divisors exactly 1
+def test_fused_step_counts_stay_beside_the_parameters_and_save_as_the_cpus():
+    """The fused kernel keeps its counts in float32 where the tensors are (on CUDA: nothing is
+    read on the host), one per tensor (tensors that skipped steps have their own), and bumps
+    them in place; the state dict holds float64 counts on the CPU, as the other kernels'."""
+    params = make_params(torch.float32)
+    opt = make_optimizer(params, kernel="fused", bias_correction=False)
+    run(params, opt, 120)
+    live = [opt.state[p]["step"] for p in params]
+    assert {(c.dtype, c.device.type) for c in live} == {(torch.float32, "cpu")}
+    assert sorted({float(c) for c in live}) == [70.0, 80.0, 120.0]
+    before = [c.data_ptr() for c in live]
+    run(params, opt, 1, start=120)
+    assert [opt.state[p]["step"].data_ptr() for p in params] == before  # bumped in place
+    saved = opt.state_dict()["state"]
+    assert {(s["step"].dtype, s["step"].device.type) for s in saved.values()} == {
+        (torch.float64, "cpu")
+    }
+    assert opt.state[params[0]]["step"].dtype == torch.float32  # saving moved nothing
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -13,9 +13,11 @@ Three kernels compute it (`kernel`), each over a group's tensors of one device a
 - "fused": torch's own fused AdamW kernel (`torch._fused_adamw_`, what `AdamW(fused=True)` runs),
   one pass over each tensor. It always divides by the bias corrections 1 − βᵗ; without correction
   it is given a step count so large that βᵗ underflows to 0 and both divisors are exactly 1.
-  MiniLM-L6 on 2 CPU threads: 13.5 ms a step against the loop's 77 ms (2026-11-25). On CUDA
-  the kernel reads its step counts from the device: one count tensor per distinct count, filled
-  there, so nothing waits on the host.
+  MiniLM-L6 on 2 CPU threads: 13.5 ms a step against the loop's 77 ms (2026-11-25). Its step
+  counts live where the parameters do, in float32 (exact to 2**24 steps), bumped by one
+  multi-tensor add: nothing is read on the host in a step, as in torch's own fused AdamW. The
+  state dict holds them as the other kernels do (float64 on the CPU), so checkpoints are the
+  same whichever kernel wrote them.
 `kernel=None` takes "fused" (on the CPU in float32/64; on CUDA, BERT-base's step on an H200:
 1.37 ms against foreach's 3.9, 2026-11-28) and "foreach" elsewhere.
 """
@@ -56,6 +58,7 @@ class AdamW(torch.optim.Optimizer):
         super().__init__(params, defaults)
         # not a group option: the state dict stays the same, so any kernel loads another's
         self.kernel = kernel
+        self._uncorrected: dict[torch.device, torch.Tensor] = {}  # _no_correction's, per device
 
     def kernel_for(self, device: torch.device, dtype: torch.dtype) -> str:
         """The kernel that updates tensors of `dtype` on `device`."""
@@ -78,13 +81,27 @@ class AdamW(torch.optim.Optimizer):
                 getattr(self, f"_{kernel}")(group, params)
         return loss
 
-    def _state(self, param: torch.Tensor) -> dict:
+    def _state(self, param: torch.Tensor, on_device: bool = False) -> dict:
+        """The tensor's state; its step count on the CPU in float64 (read there without a sync)
+        or, `on_device` (the fused kernel), in float32 beside the tensor."""
         state = self.state[param]
         if not state:
-            state["step"] = torch.zeros((), dtype=torch.float64)  # on the CPU: read without sync
+            state["step"] = torch.zeros((), dtype=torch.float64)
             state["exp_avg"] = torch.zeros_like(param)
             state["exp_avg_sq"] = torch.zeros_like(param)
+        place = (param.device, torch.float32) if on_device else (torch.device("cpu"), torch.float64)
+        if (state["step"].device, state["step"].dtype) != place:  # a new or loaded state
+            state["step"] = state["step"].to(*place)
         return state
+
+    def state_dict(self) -> dict:
+        """torch's, with every step count as the CPU's float64, whichever kernel ran."""
+        saved = super().state_dict()
+        saved["state"] = {
+            key: {**state, "step": state["step"].to("cpu", torch.float64)}
+            for key, state in saved["state"].items()
+        }
+        return saved
 
     def _loop(self, group: dict, params: list[torch.Tensor]) -> None:
         """The reference: one tensor at a time."""
@@ -137,16 +154,11 @@ class AdamW(torch.optim.Optimizer):
     def _fused(self, group: dict, params: list[torch.Tensor]) -> None:
         """torch's fused AdamW kernel: decays θ by lr·wd·θ, then the corrected update."""
         beta1, beta2 = group["betas"]
-        states = [self._state(p) for p in params]
-        for state in states:
-            state["step"] += 1
-        device = params[0].device
-        if self._counts_on_device(device):
-            steps = self._device_steps(states, device, group["bias_correction"])
-        elif group["bias_correction"]:
-            steps = [s["step"].float() for s in states]  # the kernel reads float32 counts
-        else:
-            steps = [_NO_CORRECTION] * len(states)
+        states = [self._state(p, on_device=True) for p in params]
+        steps = [s["step"] for s in states]
+        torch._foreach_add_(steps, 1.0)
+        if not group["bias_correction"]:
+            steps = [self._no_correction(params[0].device)] * len(states)
         torch._fused_adamw_(
             params,
             [p.grad for p in params],
@@ -163,17 +175,11 @@ class AdamW(torch.optim.Optimizer):
             maximize=False,
         )
 
-    @staticmethod
-    def _counts_on_device(device: torch.device) -> bool:
-        """Whether the kernel reads its step counts on `device` (CUDA's) or on the CPU."""
-        return device.type != "cpu"
-
-    def _device_steps(self, states: list[dict], device, correction: bool) -> list[torch.Tensor]:
-        """The step counts as float32 tensors on `device`: one per distinct count (the host's
-        float64 counts are read without a sync), or the count without correction."""
-        counts = [float(s["step"]) if correction else float(_NO_CORRECTION) for s in states]
-        made = {c: torch.full((), c, dtype=torch.float32, device=device) for c in set(counts)}
-        return [made[c] for c in counts]
+    def _no_correction(self, device: torch.device) -> torch.Tensor:
+        """The step count that makes both corrections exactly 1, on `device`, made once."""
+        if device not in self._uncorrected:
+            self._uncorrected[device] = _NO_CORRECTION.to(device=device, dtype=torch.float32)
+        return self._uncorrected[device]
 
 
 def linear_schedule(optimizer, total_steps: int, warmup_ratio: float):
