@@ -77,7 +77,8 @@ def child(model: str, folder: str, spawned: float) -> dict:
     progress = Progress("bench", 1, 10, every=float("inf"), write=lambda line: None)
     rng = random.Random(0)
     lengths = [rng.randint(20, MAX_LENGTH) for _ in range(BATCH + EVAL_BATCH)]
-    ids = [[101, *(rng.randrange(1000, config.vocab_size) for _ in range(n - 2)), 102]
+    low = min(1000, config.vocab_size // 2)  # above BERT's special and unused ids
+    ids = [[101 % low, *(rng.randrange(low, config.vocab_size) for _ in range(n - 2)), 102 % low]
            for n in lengths]  # fmt: skip
     data = {"input_ids": ids, "length": lengths, "label": [i % 6 for i in range(len(ids))]}
     fmt = BatchFormat(pad_id=0)
