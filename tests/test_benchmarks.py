@@ -26,6 +26,11 @@ SMOKE = [
     ("aggregate.py", [], r"aggregation \+ tables \+ report of 1392 cells: \d+\.\d s"),
     ("common_epoch.py", [], r"entries 1, changed [01]: mean Δmean [+-]\d+\.\d\d points"),
     (
+        "compile_cache.py",
+        ["--out", "{tmp}/compile-cache.json"],
+        r"\ncold\s+cold\s+\d+\.\d\d\s[^\n]+\nwarm\s+warm\s+\d+\.\d\d\s",
+    ),
+    (
         "dag_scale.py",
         [],
         r"planned exactly the 2 jobs \(4 cells\) of tinn-llrd[\s\S]+"

@@ -29,6 +29,10 @@ def test_compile_backends_and_modes_are_torchs_own():
         ({"cells_per_gpu": 0}, r"engine.cells_per_gpu: 0 is not auto or a whole number ≥ 1"),
         ({"cells_per_gpu": None}, r"engine.cells_per_gpu: null; use auto or a whole number"),
         ({"compile_cache": ""}, r"engine.compile_cache: ''; use auto, a folder, or null"),
+        (
+            {"compile": "aot_eager", "compile_mode": "reduce-overhead"},
+            r"engine.compile_mode: 'reduce-overhead' is a mode of inductor's; use compile: true",
+        ),
     ],
 )
 def test_a_bad_engine_setting_names_the_key_and_the_choices(given, message):

@@ -113,6 +113,12 @@ class Settings:
                 f"engine.compile: {backend!r} is no torch.compile backend; use true (inductor), "
                 f"false or one of {', '.join(compile_backends())}"
             )
+        mode = given.get("compile_mode", "default")
+        if mode != "default" and isinstance(backend, str) and backend != "inductor":
+            raise ConfigError(
+                f"engine.compile_mode: {mode!r} is a mode of inductor's; use compile: true "
+                f"(inductor), or compile_mode: default with compile: {backend!r}"
+            )
         for key in ("pad_multiple", "eval_batch_size", "cells_per_gpu"):
             value = given.get(key)
             if value not in (None, "auto") and (

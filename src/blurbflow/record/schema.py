@@ -76,7 +76,9 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
-    engine: dict[str, Any]  # the policy's other settings (blurbflow.train.engine.Policy.record)
+    # the policy's other settings (blurbflow.train.engine.Policy.record); compiled, also
+    # `compile_cache`: folder, start (cold, warm, artifacts, partial), compile_seconds, artifacts
+    engine: dict[str, Any]
     host: str
     slurm_job_id: str | None
     predictions_sha256: str

@@ -14,7 +14,7 @@ import torch
 
 from blurbflow.qa.decode import nbest_spans
 from blurbflow.qa.settings import span_settings
-from blurbflow.train import batching
+from blurbflow.train import batching, compiled
 from blurbflow.train.device import autocast, to_device
 from blurbflow.train.encode_span import OUTSIDE
 
@@ -91,14 +91,21 @@ def decode_windows(spec, logits, data: dict, rows: list[int], scheme: str = "BIO
     )
 
 
-def predict_span(model, spec, data: dict, batch_size: int, pad_id: int, device, precision):
-    """The prediction of every instance of an encoded split, in the prepared frame's order."""
+def predict_span(
+    model, spec, data: dict, batch_size: int, pad_id: int, device, precision, shapes=None
+):
+    """The prediction of every instance of an encoded split, in the prepared frame's order;
+    `shapes` (blurbflow.train.shapes.Shapes): the cell's bucket widths and CUDA graphs."""
     model.eval()
     scored: dict[int, np.ndarray] = {}
     with torch.inference_mode():
         for rows in batching.eval_batches(data["length"], batch_size):
             batch = span_batch(data, rows, pad_id)
             batch.pop("labels")
+            if shapes is not None:
+                batch = shapes.bucketed(batch)
+                if shapes.graphs:  # each batch's logits reach the host before the next
+                    compiled.step_begins()
             with autocast(device, precision):
                 logits = model(**to_device(batch, device)).logits.float().cpu().numpy()
             for r, w in enumerate(rows):

@@ -18,13 +18,13 @@ unchanged to the bit, and on CUDA what the H200 figures of docs/engine.md suppor
   64 at 512 tokens.
 Opt-in, slower or unmeasured on that run: `padding_free` shapes (150 against 664 samples/s),
 `cudnn_ragged` attention (544), a compiled model (`compile`: 1,249 samples/s after 36 s of
-compilation per process)."""
+compilation per process; its shapes, CUDA graphs and shared compile cache: train/compiled.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -34,6 +34,8 @@ from blurbflow.options.engine import (  # noqa: F401 (the choices are read from 
     SHAPES,
     Settings,
 )
+from blurbflow.train.compiled import GRAPH_MODES
+from blurbflow.util import paths
 
 RAGGED_ENV = "TORCH_CUDNN_SDPA_AVOID_RECOMPILE"
 BUCKET = 64  # `pad_multiple: auto` on CUDA for padded batches
@@ -66,9 +68,23 @@ class Policy:
     compile_mode: str = "default"  # torch.compile's mode where compiled
     prefetch: bool = False
     eval_batch_size: int | None = None  # None: the recipe's
+    compile_cache: str | None = None  # where compiled: the cache folder (None: torch's own)
+    # the compiled cell's cache as it runs (blurbflow.train.compiled.CompileCache), set by Steps
+    cache: object | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def bucketed(self) -> bool:
+        """Whether batches come in a few bucket widths: one padded pass, widths rounded up."""
+        return self.batch_shapes == "padded" and self.pad_multiple > 1
+
+    @property
+    def graphs(self) -> bool:
+        """Whether the compiled model replays CUDA graphs (on CUDA; elsewhere inductor runs
+        without them and what the graphs need costs nothing)."""
+        return self.compiled == "inductor" and self.compile_mode in GRAPH_MODES
 
     def record(self) -> dict:
-        return {
+        fields = {
             "pad_multiple": self.pad_multiple,
             "optimizer_kernel": self.optimizer_kernel,
             "compiled": self.compiled,
@@ -76,6 +92,9 @@ class Policy:
             "prefetch": self.prefetch,
             "eval_batch_size": self.eval_batch_size,
         }
+        if self.compiled:  # where its kernels came from (blurbflow.train.compiled)
+            fields["compile_cache"] = self.cache.record() if self.cache else None
+        return fields
 
 
 def result_fields(policy: Policy | None) -> dict:
@@ -126,6 +145,7 @@ def resolve(
         compile_mode=settings.compile_mode if settings.compile else "default",
         prefetch=prefetch,
         eval_batch_size=evaluation_batch(settings, cuda, max_length, eval_batch_size),
+        compile_cache=compile_cache(settings) if settings.compile else None,
     )
 
 
@@ -152,6 +172,12 @@ def attention_backend(settings: Settings, device: torch.device) -> str:
     if device.type != "cuda":
         return "torch"
     return "no_cudnn" if settings.attention == "auto" else settings.attention
+
+
+def compile_cache(settings: Settings) -> str | None:
+    """The compile cache folder, relative to the run's folder (None: torch's own)."""
+    given = settings.compile_cache
+    return paths.COMPILE_CACHE if given == "auto" else given
 
 
 def compile_backend(given: bool | str) -> bool | str:

@@ -155,6 +155,8 @@ def evaluate(run: Run, state: LoopState, started: float, hooks: Hooks, step: int
         )
         for split in ("dev", "test")
     }
+    if run.policy is not None and run.policy.cache is not None:
+        run.policy.cache.evaluated()  # a compiled cell's kernels, for the next cell to load
     record = {
         "epoch": state.epoch,
         **({} if step is None else {"step": step}),

@@ -15,7 +15,7 @@ import torch
 from blurbflow.config.identity import file_sha256
 from blurbflow.models import padding_free
 from blurbflow.tasks import TaskSpec
-from blurbflow.train import batching, tagging
+from blurbflow.train import batching, compiled, tagging
 from blurbflow.train.decode_span import decode_windows, predict_span, span_batch
 from blurbflow.train.device import autocast
 from blurbflow.train.encode import IGNORE
@@ -117,9 +117,9 @@ def predict(
     becomes inputs on the device (blurbflow.train.shapes.Shapes; None: as it is). The logits
     stay on the device until every batch has run (one wait, not one per batch)."""
     device = device or torch.device("cpu")
-    if spec.kind.target == "span":
-        return predict_span(model, spec, data, batch_size, fmt.pad_id, device, precision)
     shapes = shapes or Shapes(device, fmt.pad_id)
+    if spec.kind.target == "span":
+        return predict_span(model, spec, data, batch_size, fmt.pad_id, device, precision, shapes)
     model.eval()
     batches, computed = batching.eval_batches(data["length"], batch_size), []
     with torch.inference_mode():
@@ -127,9 +127,13 @@ def predict(
             batch = make_batch(data, rows, fmt)
             batch.pop("labels")
             inputs, packed = shapes.inputs(batch)
+            if shapes.graphs:  # the last batch's logits are copied out of the graphs' memory
+                compiled.step_begins()
             with padding_free.running(model, packed) if packed else contextlib.nullcontext():
                 with autocast(device, precision):
-                    computed.append(model(**inputs).logits.float())
+                    logits = model(**inputs).logits
+            # float32 as a copy where a graph replay would overwrite the output
+            computed.append(logits.to(torch.float32, copy=shapes.graphs))
     predictions: list = [None] * len(data["input_ids"])
     for rows, logits in zip(batches, computed, strict=True):
         decoded = decode(spec, logits.cpu(), data, rows, fmt.scheme)

@@ -37,18 +37,24 @@ class Shapes:
     max_width: int | None = None  # the cell's max_length: rounding stops there
     first_position: int = 0  # padding-free position ids start here (padding_free.first_position)
     host_mask: bool = False
+    graphs: bool = False  # the model replays CUDA graphs (blurbflow.train.compiled)
 
     def inputs(self, batch: dict) -> tuple[dict, padding_free.Packed | None]:
         """(the inputs on the device, the packing while padding-free, else None)."""
         if self.mode == "padding_free":
             batch, packed = padding_free.pack(batch, self.first_position)
             return self._to_device(batch), packed.to(self.device)
-        if self.pad_multiple > 1:
-            batch = widen(batch, self.pad_multiple, self.pad_id, self.max_width)
+        batch = self.bucketed(batch)
         if self.host_mask:
             batch = dict(batch)
             batch["attention_mask"] = batch["attention_mask"].bool()[:, None, None, :]
         return self._to_device(batch), None
+
+    def bucketed(self, batch: dict) -> dict:
+        """The padded batch widened to its bucket width (as it is without buckets)."""
+        if self.pad_multiple > 1:
+            return widen(batch, self.pad_multiple, self.pad_id, self.max_width)
+        return batch
 
     def _to_device(self, batch: dict) -> dict:
         if self.device.type == "cpu":
@@ -67,6 +73,7 @@ def for_policy(policy, model, device: torch.device, pad_id: int, max_width: int 
         max_width=max_width,
         first_position=padding_free.first_position(model.config) if free else 0,
         host_mask=not free and uses_host_mask(model, device),
+        graphs=policy.graphs,
     )
 
 

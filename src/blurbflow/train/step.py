@@ -26,7 +26,7 @@ import torch
 
 from blurbflow.models import padding_free
 from blurbflow.options import CellOptions
-from blurbflow.train import batching, engine, shapes
+from blurbflow.train import batching, compiled, engine, shapes
 from blurbflow.train import device as devices
 from blurbflow.train.optim import AdamW
 from blurbflow.train.progress import Progress
@@ -70,7 +70,7 @@ class Steps:
                 packs=False,
                 padding_free=padding_free.supports(self.model),
             )
-        self.policy = self._apply(policy)
+        self.policy = self._apply(policy, options)
         self.shapes = shapes.for_policy(
             self.policy, self.model, self.device, pad_id, options.max_length
         )
@@ -79,20 +79,37 @@ class Steps:
         self._dense: torch.Tensor | None = None  # the sparse gradient made dense, every step
         self.packer: Callable | None = None  # rows -> one packed batch (set by fit, or None)
 
-    def _apply(self, policy: engine.Policy) -> engine.Policy:
+    def _apply(self, policy: engine.Policy, options: CellOptions) -> engine.Policy:
         """Set the model and optimizer up for `policy`; the policy with the optimizer's kernel
-        as it runs (None: not blurbflow's AdamW)."""
+        as it runs (None: not blurbflow's AdamW) and, compiled, its compile cache."""
         if policy.batch_shapes == "padding_free":
             padding_free.enable(self.model)
+        cache = None
         if policy.compiled:
-            mode = {} if policy.compile_mode == "default" else {"mode": policy.compile_mode}
-            self.model.compile(backend=policy.compiled, **mode)
+            cache = self._compile(policy, options)
         kernel = None
         if isinstance(self.optimizer, AdamW):
             if policy.optimizer_kernel is not None:
                 self.optimizer.kernel = policy.optimizer_kernel
             kernel = self.optimizer.kernel_for(self.device, torch.float32)
-        return dataclasses.replace(policy, optimizer_kernel=kernel)
+        return dataclasses.replace(policy, optimizer_kernel=kernel, cache=cache)
+
+    def _compile(self, policy: engine.Policy, options: CellOptions) -> compiled.CompileCache:
+        """torch.compile the model for training and evaluation alike (train/compiled.py), its
+        caches in the policy's folder; the cache keyed by what decides the kernels."""
+        max_length = options.max_length or self.model.config.max_position_embeddings
+        pad = policy.pad_multiple if policy.bucketed else 1
+        facts = {
+            "policy": {k: v for k, v in policy.record().items() if k != "compile_cache"},
+            "shapes": [policy.batch_shapes, pad, max_length, options.batch_size],
+            "evaluation": [policy.eval_batch_size or options.eval_batch_size, options.task],
+            "precision": self.precision,
+        }
+        key = compiled.kernel_key(self.model, self.device, facts)
+        compiled.warn_recomputed_dropout(self.model, self.device)
+        cache = compiled.CompileCache.begin(policy.compile_cache, key)
+        compiled.compile_model(self.model, policy.compiled, policy.compile_mode, max_length, pad)
+        return cache
 
     def prepare(self, lengths: list[int], rows: list[int], make: Callable) -> list[tuple]:
         """The batch `rows` as its passes' (weight, inputs on the device, packing or None):
@@ -124,6 +141,8 @@ class Steps:
         replace the first micro-batch's loss (the hooks' `on_loss`: fault injection);
         `prepared()`: the batch's `prepare`, when made ahead."""
         passes = prepared() if prepared is not None else self.prepare(lengths, rows, make)
+        if self.shapes.graphs:  # the last step's graph outputs are dead (its loss is kept apart)
+            compiled.step_begins()
         total = None
         for weight, inputs, packed in passes:
             running = (
@@ -134,7 +153,7 @@ class Steps:
                     loss = self.model(**inputs).loss
                 if total is None:
                     loss = first_loss(loss)
-                loss = loss.float() * weight
+                loss = loss.float() * weight  # a new tensor: kept, it outlives graph replays
                 devices.backward(loss, self.scaler)
             total = loss.detach() if total is None else total + loss.detach()
         self._dense = densify(self.sparse, self._dense)

@@ -15,6 +15,8 @@ BUILT_MODELS = "resources/models"
 BUILT_MODEL = BUILT_MODELS + "/{model}"
 # a task encoded for one tokenizer and input options (blurbflow.config.input_key)
 TOKENIZED = "resources/tokenized/{model}/{task}/{input_key}"
+# compiled kernels every job of a run shares (`engine.compile_cache: auto`; train/compiled.py)
+COMPILE_CACHE = "resources/compile-cache"
 
 # Fine-tuning: a (model, task, recipe) cell folder, and in it one job per grid point, whose
 # seeds live in seed{N}/; the job's manifest and an adaptive round's marker (n: its seeds)
