@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -121,6 +122,7 @@ def suite(args, parts: list[str]) -> int:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1"}
     base = [sys.executable, __file__] + (["--smoke"] if args.smoke else [])
     started = time.perf_counter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the children stop with it (finally)
     try:
         for name in parts:
             elapsed = time.perf_counter() - started
