@@ -26,19 +26,29 @@ class Part:
     processes: int = 1
 
 
+# expected s = processes × ~8 s + the steps (+ compilation): the derivation on each line
 # fmt: off
 PARTS = (
     Part("default", 15, "ChemProt training and evaluation at the CUDA default (A of A/B/A)"),
+    # 8 + 80 steps × 42 ms + 2 × 10,240 evaluated at ~15,000/s + first uses ~2
     Part("trainer", 17, "HF Trainer on the default's attention backend and bucket (B)"),
+    # 8 + its imports 2 + 80 steps × 58 ms + first uses ~2
     Part("concurrent", 50, "1 (the second A), 2 and 4 processes training the default at once",
          processes=7),
+    # K = 1: 12; 2: ~16 (steps ~2x slower while shared); 4: ~22 (processes start together)
     Part("encoders", 21, "BC5-chem tagging and ModernBERT-base at the default"),
-    Part("graphs", 55, "compile: true, compile_mode: reduce-overhead (CUDA graphs), cold cache"),
-    Part("compiled", 35, "compile: true, torch.compile's default mode"),
+    # 8 + 80 × 47 ms + ModernBERT's build ~2 + 80 × 69 ms + first uses ~2
     Part("checks", 20, "a default step profiled (device events), host syncs per step, demo cell"),
+    # 8 + profile ~2 + 70 steps × 42 ms + the demo cell 6 (6.2 s on 2026-11-28)
+    Part("graphs", 55, "compile: true, compile_mode: reduce-overhead (CUDA graphs), cold cache"),
+    # 8 + the cold compile 36.3 + capture of 2 widths ~6 + 80 steps × ~20 ms
+    Part("compiled", 35, "compile: true, torch.compile's default mode"),
+    # 8 + compile ~23 (Triton's kernels in the suite's cache) + 80 × 25.6 ms
     Part("trainer_compiled", 40, "HF Trainer torch_compile=True, pad_to_multiple_of 64"),
+    # 8 + imports 2 + compile ~26 (its own graphs, cached kernels) + 80 × ~30 ms
     Part("compile_cache", 45, "benchmarks/compile_cache.py: first step cold, warm, from artifacts",
          processes=3),
+    # 3 × 8 + a cold compile ~15 of its model + 2 warm ~3: a guess (its script's own work)
 )
 # fmt: on
 NAMES = tuple(p.name for p in PARTS)

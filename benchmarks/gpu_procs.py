@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -83,6 +84,7 @@ def concurrent(base: list[str], work: Path, env: dict, timeout: float, ks) -> tu
             started.append((start(command, log, env), log))
             outs.append(out)
         wait_all(started, max(1.0, deadline - time.monotonic()))
+        shutil.rmtree(barrier)
         found = [json.loads(out.read_text()) for out in outs]
         mine = [row | {"pid": f["meta"]["pid"]} for f in found for row in f["rows"]]
         rows += mine
