@@ -74,10 +74,13 @@ def markdown(result: dict) -> str:
             + ", ".join(f"{k} {v}" for k, v in p["top_host_ops_ms"].items())
         )
     if s := result.get("syncs"):
+        shown = dict(list(s["steps_with_syncs"].items())[:8])
+        more = len(s["steps_with_syncs"]) - len(shown)
         lines.append(
             f"\nHost syncs in {s['steps']} default steps ({s['counted']}): "
             f"{s['unplanned_syncs']} outside the planned ones at steps {s['planned_sync_steps']}"
-            f" ({s['syncs_at_planned']} there); by step: {s['steps_with_syncs'] or 'none'}"
+            f" ({s['syncs_at_planned']} there); by step: {shown or 'none'}"
+            + (f" and {more} more steps" if more else "")
         )
     if cell := result.get("cell"):
         lines.append(
