@@ -1,25 +1,16 @@
-"""The GPU suite: what the engine's policies (blurbflow.train.engine) give a cell on a GPU, in one
-command that writes one JSON and one markdown table (benchmarks/README.md, "GPU suite").
+"""The GPU suite: what the engine's current defaults (blurbflow.train.engine, resolved by the code
+for CUDA) give a cell on a GPU at steady state, against HF Trainer on the same attention backend,
+alone and with 2 and 4 cells sharing the GPU, in one command that writes one JSON and one
+markdown table with the targets (benchmarks/README.md, "GPU suite").
 
-Parts, run in this order (`--budget-s` skips those that would start after it, and says so):
-- chemprot: BERT-base (BertConfig() defaults, random weights) on ChemProt's train lengths,
-  batch 32, length ≤ 128, through the project's step and predict: bf16 under each attention
-  policy (torch's backends, cuDNN's off) and batch shapes (length-sorted micro-batches, one
-  padded pass, widths in buckets of 64, padding-free), fp16 and fp32, our AdamW's foreach
-  kernel and torch.optim.AdamW(fused=True) beside the default, no prefetch, evaluation batch
-  64 and 256;
-- trainer: HF Trainer on the same model, data and batch, bf16, defaults and group_by_length,
-  with torch's attention backends and with cuDNN's off;
-- bc5chem: BERT-base token classification on BC5-chem's real train lengths (shipped quantiles);
-- encoders: ModernBERT-base and DeBERTa-v3-base (configs written in gpu_runs.py);
-- cell: config/demo.yaml's ncbidisease job, seed 1, end to end (gpu_cell.py), verified;
-- profile: one step under torch.profiler, and host syncs torch reports in three steps;
-- ragged: cuDNN attention with TORCH_CUDNN_SDPA_AVOID_RECOMPILE=1, in a fresh process;
-- compile: torch.compile (inductor) on bucketed widths, compile time reported apart.
-cuDNN-on rows share one process's graph cache: a later row reuses the graphs of earlier ones.
+Every part runs in fresh processes (this one only starts them, in gpu_plan.py's order, and
+merges their JSON), and the JSON and the table are written after each part; a part that fails
+or runs out of time is recorded and the next one runs; a part expected to end past `--budget-s`
+is skipped and listed. Each row runs its batches twice and reports the second pass.
 
-    .venv/bin/python benchmarks/gpu.py --suite --out gpu-suite.json   # on a GPU, ≤ 6 min
+    .venv/bin/python benchmarks/gpu.py --suite --out gpu-suite.json   # a GPU, ≤ 5 min
     .venv/bin/python benchmarks/gpu.py --suite --smoke                # tiny models, the CPU
+    .venv/bin/python benchmarks/gpu.py --plan       # the parts, their expected seconds
     .venv/bin/python benchmarks/gpu.py --lengths    # the shipped lengths, from the mirror
 Without CUDA it exits 2 unless given --smoke."""
 
@@ -29,215 +20,186 @@ import argparse
 import json
 import os
 import platform
-import subprocess
+import shutil
+import signal
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
-import gpu_runs as runs
-import torch
-import transformers
-from gpu_report import markdown, targets
+import gpu_plan as plan
 
-from blurbflow.train import device as devices
-
-OUT = Path(__file__).resolve().parents[1] / "resources" / "benchmarks" / "gpu-suite.json"
-ALL = ("chemprot", "trainer", "bc5chem", "encoders", "cell", "profile", "ragged", "compile")
-
-
-def case(task="chemprot", model="bert-base", precision="bf16", **more) -> dict:
-    return {"task": task, "model": model, "precision": precision, **more}
-
-
-def chemprot_cases() -> tuple[list, list]:
-    train, evals = [], []
-    shapes = [("micro_batches", 1), ("padded", 1), ("padded", 64), ("padding_free", 1)]
-    for attention in ("no_cudnn", "torch"):
-        for shape, multiple in shapes:
-            train.append(case(attention=attention, shapes=shape, pad_multiple=multiple))
-        for shape, multiple in shapes[1:]:
-            evals.append(case(attention=attention, shapes=shape, pad_multiple=multiple))
-    evals.append(case(attention="no_cudnn", shapes="padded", eval_batch_size=256))
-    for optimizer in ("ours-foreach", "torch-fused"):
-        train.append(case(attention="no_cudnn", shapes="padded", optimizer=optimizer))
-    train.append(case(attention="no_cudnn", shapes="padded", prefetch=False))
-    for shape in ("padded", "padding_free"):
-        train.append(case(precision="fp16", attention="no_cudnn", shapes=shape))
-    train.append(case(precision="fp16", attention="torch", shapes="padded"))
-    evals.append(case(precision="fp16", attention="no_cudnn", shapes="padded"))
-    for shape in ("micro_batches", "padded", "padding_free"):
-        train.append(case(precision="fp32", attention="no_cudnn", shapes=shape))
-    evals.append(case(precision="fp32", attention="no_cudnn", shapes="padded"))
-    return train, evals
-
-
-def part_cases(part: str) -> tuple[list, list]:
-    if part == "chemprot":
-        return chemprot_cases()
-    if part == "bc5chem":
-        train = [case("bc5chem", attention="no_cudnn", shapes=s) for s in runs.SHAPES]
-        train.append(case("bc5chem", attention="torch", shapes="padded"))
-        train += [case("bc5chem", precision="fp32", shapes=s) for s in runs.SHAPES]
-        return train, [case("bc5chem", shapes=s) for s in ("padded", "padding_free")]
-    if part == "encoders":
-        modern = [case(model="modernbert-base", shapes=s) for s in ("padded", "padding_free")]
-        modern.append(case(model="modernbert-base", attention="torch", shapes="padded"))
-        deberta = [case(model="deberta-v3-base", attention=a) for a in ("no_cudnn", "torch")]
-        return modern + deberta, modern[:2]
-    if part == "ragged":
-        return [case(attention="cudnn_ragged")], [case(attention="cudnn_ragged")]
-    if part == "compile" and torch.cuda.is_available():
-        return [case(shapes="padded", pad_multiple=64, compile=True)], []
-    return [], []
-
-
-def run_part(part: str, device, args, result: dict) -> None:
-    warmup, steps, batches = (1, 2, 2) if args.smoke else (10, 40, 40)
-    if part == "trainer":
-        from gpu_trainer import trainer_run
-
-        for attention in ("torch", "no_cudnn"):
-            for grouped in (False, True):
-                row = case(attention=attention, group_by_length=grouped, shapes="hf-trainer")
-                if allowed(row, device, args.smoke) and not (args.smoke and grouped):
-                    result["rows"].append(trainer_run(row, device, warmup, steps, args.smoke))
-    elif part == "cell":
-        from gpu_cell import demo_cell
-
-        with tempfile.TemporaryDirectory() as work:
-            result["cell"] = demo_cell(Path(work), smoke=args.smoke)
-    elif part == "profile":
-        for shape in ("padded",) if args.smoke else ("padded", "padding_free"):
-            row = case(attention="no_cudnn", shapes=shape)
-            result["profile"].append(runs.profile_step(row, device, args.smoke))
-            result["profile"][-1]["host_syncs"] = runs.host_syncs(row, device, args.smoke)
-    elif part == "ragged" and not args.child and device.type == "cuda":
-        result["rows"] += ragged_child(args)
-    else:
-        train, evals = part_cases(part)
-        for row in train:
-            if allowed(row, device, args.smoke):
-                result["rows"].append(runs.train_run(row, device, warmup, steps, args.smoke))
-        for row in evals:
-            if allowed(row, device, args.smoke):
-                size = 8 if args.smoke else row.get("eval_batch_size", 64)
-                result["rows"].append(runs.eval_run(row, device, batches, size, args.smoke))
-
-
-def allowed(row: dict, device, smoke: bool) -> bool:
-    """Whether the device runs `row` as itself: off CUDA every precision runs as fp32 (the
-    bf16 rows stand for them) and there is no cuDNN; a smoke run leaves out the variants of
-    one code path (bucket widths, other optimizers and evaluation batch sizes)."""
-    if device.type == "cuda":
-        return True
-    variant = row.get("pad_multiple", 1) > 1 or row.get("optimizer") or row.get("eval_batch_size")
-    variant = variant or "prefetch" in row
-    own = row["precision"] == "bf16" and row.get("attention", "no_cudnn") == "no_cudnn"
-    return own and not (smoke and variant)
-
-
-def ragged_child(args) -> list[dict]:
-    """The ragged cuDNN rows in a fresh process, where the variable is set before any graph."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "ragged.json"
-        env = {**os.environ, "TORCH_CUDNN_SDPA_AVOID_RECOMPILE": "1"}
-        command = [sys.executable, __file__, "--parts", "ragged", "--child", "--out", str(out)]
-        subprocess.run(command, env=env, check=True, timeout=240)
-        return json.loads(out.read_text())["rows"]
-
-
-def lengths(mirror: Path) -> None:
-    """Print the shipped length quantiles of ChemProt and BC5-chem train, from the mirror."""
-    import numpy as np
-
-    from blurbflow.models.load import load_tokenizer
-    from blurbflow.options import InputOptions
-    from blurbflow.tasks import get_task
-    from blurbflow.train.encode import encode_task, load_encoded
-
-    from common import minilm_path, prepared
-
-    for task, step in (("chemprot", 5), ("bc5chem", 1)):
-        with tempfile.TemporaryDirectory() as tmp:
-            encode_task(get_task(task), prepared(task, mirror), load_tokenizer(minilm_path()),
-                        InputOptions(max_length=512), Path(tmp))  # fmt: skip
-            found = np.array(load_encoded(Path(tmp), "train")["length"])
-        quantiles = np.percentile(found, np.arange(0, 101, step), method="nearest")
-        print(f"{task}: {len(found)} sentences, mean {found.mean():.1f}")
-        print(tuple(int(q) for q in quantiles))
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parent / "resources" / "benchmarks" / "gpu-suite.json"
+COMPILE_CACHE = HERE / "compile_cache.py"  # time to a first step, cold and warm (its own script)
+META = ("device", "torch", "cuda", "cudnn", "transformers")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--suite", action="store_true", help="every part (default: chemprot only)")
-    p.add_argument("--parts", help=f"a comma-separated subset of {','.join(ALL)}")
+    p.add_argument("--suite", action="store_true", help="every part (the default)")
+    p.add_argument("--parts", help=f"a comma-separated subset of {','.join(plan.NAMES)}")
     p.add_argument("--smoke", action="store_true", help="tiny models, few steps, the CPU too")
     p.add_argument("--out", type=Path, default=OUT, help="the JSON; the table beside it (.md)")
-    p.add_argument("--budget-s", type=float, default=330.0, help="start no part after this")
+    p.add_argument("--budget-s", type=float, help=f"skip parts expected to end after this "
+                   f"(default {plan.BUDGET_S:.0f}; 900 with --smoke)")  # fmt: skip
+    p.add_argument("--plan", action="store_true", help="print the parts and expected seconds")
     p.add_argument("--lengths", action="store_true", help="print the shipped length quantiles")
-    p.add_argument("--mirror", type=Path, default=Path(__file__).resolve().parents[2] / "shared"
-                   / "blurb-raw")  # fmt: skip
-    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--mirror", type=Path, default=HERE.parents[1] / "shared" / "blurb-raw")
+    for hidden in ("--child", "--barrier"):  # a child process's part, a concurrent barrier
+        p.add_argument(hidden, help=argparse.SUPPRESS)
+    for hidden in ("--processes", "--index"):
+        p.add_argument(hidden, type=int, default=0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.plan:
+        print(plan.table())
+        return 0
     if args.lengths:
+        from gpu_lengths import lengths
+
         lengths(args.mirror)
         return 0
+    if args.child:
+        return child(args)
+    parts = args.parts.split(",") if args.parts else list(plan.NAMES)
+    if unknown := set(parts) - set(plan.NAMES):
+        p.error(f"--parts: unknown {', '.join(sorted(unknown))}; use {', '.join(plan.NAMES)}")
+    return suite(args, parts)
+
+
+def child(args) -> int:
+    """Run one part in this (fresh) process and write its JSON."""
+    import torch
+    from gpu_parts import meta, run
+
+    from blurbflow.train import device as devices
+    from blurbflow.train import engine
+
     device = devices.select_device()
-    if device.type != "cuda" and not args.smoke:
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # tiny models: a second thread only adds contention
+    if cache := os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        engine.use({"compile_cache": cache})  # the suite's folder, wherever the engine looks
+    started = time.perf_counter()
+    worker = {"processes": args.processes, "index": args.index, "barrier": args.barrier}
+    found = run(args.child, device, args.smoke, worker)
+    found.update(meta=meta(device), seconds=round(time.perf_counter() - started, 1))
+    args.out.write_text(json.dumps(found, indent=1) + "\n")
+    return 0
+
+
+def suite(args, parts: list[str]) -> int:
+    """Start each part's processes in turn, merging and writing the results after each."""
+    import gpu_procs as procs
+    import torch
+    from gpu_policy import BATCH, MAX_LENGTH, case, policy_for
+
+    from blurbflow.train import engine
+
+    if not torch.cuda.is_available() and not args.smoke:
         print("no GPU present (torch.cuda.is_available() is False): run this on a GPU, or pass "
               "--smoke (tiny models, seconds, on the CPU)", file=sys.stderr)  # fmt: skip
         return 2
-    if device.type == "cpu":
-        torch.set_num_threads(1)  # tiny models: a second thread only adds contention
-    parts = args.parts.split(",") if args.parts else list(ALL if args.suite else ("chemprot",))
-    if unknown := set(parts) - set(ALL):
-        p.error(f"--parts: unknown {', '.join(sorted(unknown))}; use {', '.join(ALL)}")
-    started = time.perf_counter()
+    budget = args.budget_s or (900.0 if args.smoke else plan.BUDGET_S)
+    default = policy_for(case("default"))  # as on a GPU (a smoke run compiles with eager)
     result = {
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        **dict.fromkeys(META),
         "host": platform.node(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version() if device.type == "cuda" else None,
-        "transformers": transformers.__version__,
+        "pid": os.getpid(),  # the parent's: no row is measured in it
         "smoke": args.smoke,
-        "batch_size": runs.BATCH,
-        "max_length": runs.MAX_LENGTH,
+        "batch_size": BATCH,
+        "max_length": MAX_LENGTH,
+        "default_policy": engine.result_fields(default),
+        "budget_s": budget,
+        "parts": {},
         "rows": [],
-        "profile": [],
         "seconds": {},
-        "skipped": [],
     }
-    for part in parts:
-        if time.perf_counter() - started > args.budget_s:
-            result["skipped"].append(part)
-        else:
-            run_recorded(part, device, args, result)
-        table = write(result, args, started)  # after each part: a run cut off keeps the rest
+    work = args.out.with_suffix(".parts")  # each part's JSON and log
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    cache = tempfile.mkdtemp(prefix="gpu-suite-inductor-")  # cold at the start, shared after
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1"}
+    base = [sys.executable, __file__] + (["--smoke"] if args.smoke else [])
+    started = time.perf_counter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the children stop with it (finally)
+    try:
+        for name in parts:
+            elapsed = time.perf_counter() - started
+            entry = {"expected_s": plan.BY_NAME[name].expected_s}
+            if reason := not_run(name, default, elapsed, budget):
+                entry["status"] = reason
+                print(f"part {name}: {reason}", file=sys.stderr)
+                if name == "compile_cache" and reason == "not present":
+                    result["compile_cache"] = reason
+            else:
+                try:
+                    merge(result, name, run_part(name, base, work, env, args, elapsed, budget))
+                    entry["status"] = "ok"
+                except procs.PartFailed as err:
+                    entry["status"] = "timed out" if err.timed_out else "failed"
+                    result.setdefault("errors", {})[name] = str(err)
+                    print(f"part {name} {entry['status']}: {err}", file=sys.stderr)
+                entry["seconds"] = round(time.perf_counter() - started - elapsed, 1)
+            result["parts"][name] = entry
+            table = write(result, args, started)  # after each part: a run cut off keeps the rest
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     print(table)
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
     return 1 if result.get("errors") else 0
 
 
-def run_recorded(part: str, device, args, result: dict) -> None:
-    """Run `part`; off the smoke run a failure is recorded under `errors` and the next part
-    runs (device time is scarce)."""
-    try:
-        with runs.timed(result["seconds"], part):
-            run_part(part, device, args, result)
-    except Exception as err:  # noqa: BLE001
-        if args.smoke:
-            raise
-        result.setdefault("errors", {})[part] = "".join(traceback.format_exception(err)[-3:])
-        print(f"part {part} failed: {err!r}", file=sys.stderr)
+def not_run(name: str, default, elapsed: float, budget: float) -> str | None:
+    """Why part `name` does not run, or None: the default already is its row, its script is
+    not there, or it would end past the budget."""
+    if name in ("graphs", "compiled") and default.compiled:
+        mode = "reduce-overhead" if name == "graphs" else "default"
+        if default.compile_mode == mode:
+            return "the default (its row is the default part's)"
+    if name == "compile_cache" and not COMPILE_CACHE.exists():
+        return "not present"
+    if not plan.fits(name, elapsed, budget):
+        expected = plan.BY_NAME[name].expected_s
+        return f"skipped: {expected:.0f} s expected, {budget - elapsed:.0f} s left"
+    return None
+
+
+def run_part(name: str, base, work: Path, env: dict, args, elapsed: float, budget: float) -> dict:
+    """The part's results from its fresh processes (their JSON)."""
+    import gpu_procs as procs
+
+    timeout = plan.timeout_for(name, elapsed, budget, args.smoke)
+    if name == "concurrent":
+        ks = plan.CONCURRENT_SMOKE if args.smoke else plan.CONCURRENT
+        rows, groups = procs.concurrent(base, work, env, timeout, ks)
+        return {"rows": rows, "concurrent": groups}
+    if name == "compile_cache":
+        out, log = work / "compile_cache.json", work / "compile_cache.log"
+        command = [sys.executable, str(COMPILE_CACHE), "--out", str(out)] + ["--smoke"] * args.smoke
+        own = {k: v for k, v in env.items() if k != "TORCHINDUCTOR_CACHE_DIR"}  # its own folders
+        procs.wait_all([(procs.start(command, log, own), log)], timeout)
+        return {"compile_cache": json.loads(out.read_text())}
+    found = procs.child(base, name, work, env, timeout)
+    found["rows"] = [row | {"pid": found["meta"]["pid"]} for row in found["rows"]]
+    return found
+
+
+def merge(result: dict, name: str, found: dict) -> None:
+    for key in META:
+        result[key] = result[key] or found.get("meta", {}).get(key)
+    result["rows"] += found.pop("rows", [])
+    for key in ("concurrent", "profile", "syncs", "cell", "compile_cache"):
+        if key in found:
+            result[key] = found[key]
 
 
 def write(result: dict, args, started: float) -> str:
     """The JSON and its markdown table as they stand; the table."""
+    from gpu_report import markdown, targets
+
     result["seconds"]["total"] = round(time.perf_counter() - started, 1)
-    result["targets"] = [] if args.smoke or args.child else targets(result)
+    result["targets"] = targets(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result)
