@@ -108,8 +108,9 @@ class CellOptions:
     )
     batching: str = _option(
         "bucketed",
-        "random batches; `bucketed` computes each in length-sorted micro-batches (same "
-        "batches, less padding)",
+        "how a random batch is computed, the batches the same: `bucketed` in length-sorted "
+        "micro-batches on the CPU (token tasks: packed rows) and in fp32 on CUDA, one padded pass "
+        "on CUDA in bf16 and fp16; `random` one padded pass (docs/engine.md)",
         choices=("bucketed", "random"),
     )
     precision: str = _option(
