@@ -6,6 +6,7 @@ Each returns its problems as lines naming the page and the fix."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -79,9 +80,7 @@ def unprinted_commands(pages: dict[str, str], printed: list[str]) -> list[str]:
                 continue
             mine = _words(command.replace("python -m blurbflow", "blurbflow"))
             tool = mine[0].rsplit("/", 1)[-1]
-            ok = any(
-                _fits(mine[1:], s[1:]) for s in shapes if s[0].rsplit("/", 1)[-1] == tool
-            )
+            ok = any(_fits(mine[1:], s[1:]) for s in shapes if s[0].rsplit("/", 1)[-1] == tool)
             if not ok:
                 problems.append(f"{page}: `{command}` is no command the code prints")
     return problems
@@ -161,4 +160,67 @@ def misplaced_names(pages: dict[str, str]) -> list[str]:
             source = found[0].read_text()
             if not re.search(rf"^(?:class |def ){name}\b|^{name}\s*[:=]", source, re.M):
                 problems.append(f"{page}: `{name}` is not defined in `{path}`")
+    return problems
+
+
+# -- paths a run writes -------------------------------------------------------------------------
+# a placeholder the docs write → the code's names it may stand for
+ALIASES = {"n": {"seed", "n"}, "k": {"round"}, "csv,md,tex": {"ext"}, "tune_fold": {"task"}}
+
+
+def _tokens(path: str) -> list[str]:
+    """A path's characters, each placeholder one token (`{name}`, normalized) and `…` one."""
+    tokens: list[str] = []
+    for part in re.split(r"(\{[^{}]*\}|…|\.\.\.)", path.rstrip("/")):
+        if part.startswith("{"):
+            tokens.append("{" + part[1:-1].strip().lower().replace(" ", "_") + "}")
+        elif part in ("…", "..."):
+            tokens.append("…")
+        else:
+            tokens.extend(part)
+    return tokens
+
+
+def _fits_path(doc: list[str], code: list[str]) -> bool:
+    """`doc` is `code`, or a folder of it, or a file below it: a code placeholder takes one or more
+    characters of one part, or the doc's placeholder of the same name (ALIASES); `…` any parts."""
+
+    @functools.cache
+    def fits(i: int, j: int) -> bool:
+        if i == len(doc):
+            return j == len(code) or code[j] == "/"
+        if j == len(code):
+            return doc[i] == "/"  # a file or folder below the code's folder
+        d, c = doc[i], code[j]
+        if d == "…":
+            return any(fits(i + 1, k) for k in range(j + 1, len(code) + 1))
+        if d.startswith("{"):
+            names = ALIASES.get(d[1:-1], {d[1:-1]})
+            return c.startswith("{") and c[1:-1] in names and fits(i + 1, j + 1)
+        if c.startswith("{"):  # a value for the code's placeholder: characters up to a `/`
+            return d != "/" and (fits(i + 1, j + 1) or fits(i + 1, j))
+        return d == c and fits(i + 1, j + 1)
+
+    return fits(0, 0)
+
+
+def _written(path: str, templates: list[str]) -> bool:
+    """Whether `path` is a path the code writes (a file, a folder of one, or below a folder)."""
+    return any(_fits_path(_tokens(path), _tokens(t)) for t in templates)
+
+
+def unwritten_paths(pages: dict[str, str], templates: list[str]) -> list[str]:
+    """Every `results/…` and `resources/…` path the docs name is one the code writes
+    (blurbflow.docgen.terms.path_templates), and so is each path a reference entry's meaning
+    gives below its folder (`- **`results/selection/`**: … (`{model}/{task}/{recipe}.json`)`)."""
+    problems = []
+    top = r"(?:results|resources)/"
+    for page, text in pages.items():
+        named = re.findall(rf"`({top}[^`\s]*)`", text)
+        for folder, meaning in re.findall(rf"^- \*\*`({top}[^`]*/)`\*\*: (.*)$", text, re.M):
+            inner = re.findall(r"`([^`\s/]+/[^`\s]*)`", meaning)
+            named += [folder + p for p in inner if not re.match(top, p)]
+        for path in dict.fromkeys(named):
+            if not path.endswith(".py") and not _written(path, templates):
+                problems.append(f"{page}: `{path}` is no path the code writes")
     return problems

@@ -42,7 +42,9 @@ def first_use_problems(pages: dict[str, str], terms: dict[str, str] = TERMS) -> 
                 continue
             before, after = body[: first.start()], body[first.end() :]
             bold = re.search(r"\*\*[^*\n]*$", before) and re.match(r"[^*\n]*\*\*", after)
-            link = re.search(r"\[[^\]]*$", before) and re.match(rf"[^\]]*\]\([^)]*{GLOSSARY}", after)
+            link = re.search(r"\[[^\]]*$", before) and re.match(
+                rf"[^\]]*\]\([^)]*{GLOSSARY}", after
+            )
             if not (bold or link):
                 line = before.count("\n") + 1
                 problems.append(
@@ -53,28 +55,28 @@ def first_use_problems(pages: dict[str, str], terms: dict[str, str] = TERMS) -> 
 
 
 # -- names with several meanings ----------------------------------------------------------------
-# name → (words that say which one is meant, just before it; values that say it, after `name: `)
+# name → the words that, just before it, say which one is meant (`select: common_epoch` says it
+# by its value: only the bare name is checked)
 SEVERAL = {
-    "select": (r"recipe|study|export", r"best_dev|last|per_seed|common_epoch|best_seed|all_seeds"),
-    "eval_batch_size": (r"recipe|engine", r"auto|null|\d+"),
-    "delta": (r"study|adaptive|reproduction|comparison|column|±", r""),
+    "select": r"recipe|study|export",
+    "eval_batch_size": r"recipe|engine",
+    "delta": r"study|adaptive|reproduction|comparison|column|±",
 }
 
 
 def unqualified(pages: dict[str, str], several: dict = SEVERAL) -> list[str]:
     """A name of several meanings used bare (`` `select` ``): the words just before it must say
-    which (recipe `select`, the study's `delta`) or its value must (`select: common_epoch`)."""
+    which (recipe `select`, the study's `delta`), unless it is being defined (`**`name`**`, a
+    list item's lead)."""
     problems = []
     for page, text in pages.items():
         text = stated(text)
-        for name, (words, values) in several.items():
-            pattern = rf"`{name}`|`{name}: ({values})\b" if values else rf"`{name}`"
-            for found in re.finditer(pattern, text):
-                if found.group(0) != f"`{name}`":
-                    continue  # `select: common_epoch`: the value says which
+        for name, words in several.items():
+            for found in re.finditer(rf"`{name}`", text):
                 before = text[max(0, found.start() - 40) : found.start()]
-                if re.search(r"(\*\*|(^|\n)\s*- )$", before) or re.search(rf"\b({words})", before, re.I):
-                    continue  # a definition (`**`name`**`, a list item's lead) or qualified
+                defined = re.search(r"(\*\*|(^|\n)\s*- )$", before)
+                if defined or re.search(rf"\b({words})", before, re.I):
+                    continue
                 line = text[: found.start()].count("\n") + 1
                 problems.append(f"{page}:{line}: `{name}` alone: say which ({words})")
     return problems
@@ -95,7 +97,9 @@ def verdict_problems(text: str, cases: list[tuple[str | None, str]]) -> list[str
     under that verdict (None: **not comparable**), its note quoted (`{statistic}` for a
     statistic's name)."""
     section = re.search(r"^### The verdict\n(.*?)(?=^#)", text, re.M | re.S)
-    items = re.findall(r"^- \*\*(.+?)\*\*(.*?)(?=^- |^\S|\Z)", section.group(1) if section else "", re.M | re.S)
+    items = re.findall(
+        r"^- \*\*(.+?)\*\*(.*?)(?=^- |^\S|\Z)", section.group(1) if section else "", re.M | re.S
+    )
     said = {name: body for name, body in items}
     problems = []
     for verdict, note in cases:

@@ -16,6 +16,7 @@ from docs_claims import (
     stage_numbers,
     stage_version_problems,
     unprinted_commands,
+    unwritten_paths,
 )
 from docs_terms import (
     SEVERAL,
@@ -97,6 +98,27 @@ def test_a_quoted_command_the_code_does_not_print_is_caught():
     assert unprinted_commands(planted, printed()) == [
         "README.md: `.venv/bin/blurbflow cell <folder> --configfile <files> --config <key=value> "
         "--pdb` is no command the code prints"
+    ]
+
+
+def test_every_path_the_docs_say_a_run_writes_is_one_the_code_writes():
+    from blurbflow.docgen.terms import path_templates
+
+    assert unwritten_paths(PAGES, sorted(path_templates())) == []
+
+
+def test_a_path_the_code_does_not_write_is_caught():
+    from blurbflow.docgen.terms import path_templates
+
+    planted = {
+        "docs/reference.md": "- **`results/selection/reference/`**: selection files, of "
+        "hand-overs (`{model}/{task}/{recipe}.json`) and of reference models (`{models}/…`)\n"
+        "`results/cells/{model}/`, `results/cell/x.json`, `results/formats.py`\n"
+    }
+    assert unwritten_paths(planted, sorted(path_templates())) == [
+        "docs/reference.md: `results/cell/x.json` is no path the code writes",
+        "docs/reference.md: `results/selection/reference/{model}/{task}/{recipe}.json` is no "
+        "path the code writes",
     ]
 
 
@@ -191,7 +213,7 @@ def test_a_verdict_said_of_the_wrong_entries_is_caught():
     )
     assert verdict_problems(planted, verdict_cases()) == [
         'docs/results.md "The verdict": **inconclusive** does not quote `fewer than 2 ok seeds`',
-        "docs/results.md \"The verdict\": **not comparable** does not quote `a median's BLURB "
+        'docs/results.md "The verdict": **not comparable** does not quote `a median\'s BLURB '
         "score has no interval`",
         'docs/results.md "The verdict": **not comparable** does not quote `no interval for the '
         "std`",
@@ -233,7 +255,6 @@ def test_a_bare_name_of_several_meanings_is_caught():
         "docs/x.md:1: `select` alone: say which (recipe|study|export)",
         "docs/x.md:2: `eval_batch_size` alone: say which (recipe|engine)",
     ]
-    assert glossary_homonyms("## Same word, different things\n\n- **select**: …\n", ["select", "delta"]) == [
-        "docs/concepts.md: 'delta' not in that list"
-    ]
-
+    assert glossary_homonyms(
+        "## Same word, different things\n\n- **select**: …\n", ["select", "delta"]
+    ) == ["docs/concepts.md: 'delta' not in that list"]

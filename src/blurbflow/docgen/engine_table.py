@@ -18,15 +18,13 @@ LENGTHS = (128, 512)  # input lengths the evaluation batch is shown at
 # said; 2026-11-28, benchmarks/README.md "GPU suite"). Every setting the table shows has one.
 WHY = {
     "attention": "cuDNN builds a graph per input shape: training 160.8 → 652.6, evaluation 524 → "
-    "4,204, BC5-chem tagging 103.6 → 538.6, ModernBERT-base 303.6 → 482.8; ChemProt 3 epochs "
-    "with evaluation 491 s → 102 s",
+    "4,204, ModernBERT-base 303.6 → 482.8; ChemProt's 3 epochs 491 s → 102 s",
     "shapes": "BC5-chem, cuDNN off: one pass 650.4, micro-batches 538.6; in fp32 micro-batches "
     "706.4, one pass 686.1",
     "optimizer": "1.37 ms a step against foreach's 3.9; 739.4 vs 652.6 end to end",
     "prefetch": "664.4 with, 669.1 without: no gain at this size",
     "pad_multiple": "training 664.4 → 770.7, evaluation 3,475 → 6,770",
-    "eval_batch_size": "evaluation 3,475 at 64 → 15,073 at 256; at 512 tokens no more memory "
-    "than the recipe's 64",
+    "eval_batch_size": "evaluation 3,475 at 64 → 15,073 at 256",
     "compile": "opt-in (below)",
 }
 # what a value means where its name does not say it

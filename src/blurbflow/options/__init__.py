@@ -94,10 +94,9 @@ class CellOptions:
     subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=S.COUNT)
     head: str = _option(
         "linear",
-        "`linear`: the architecture's own transformers head (`*ForSequenceClassification`, "
-        "`*ForTokenClassification`; RoBERTa's, ELECTRA's, DeBERTa's add a new dense layer); "
-        "`cls_linear`: exactly one new linear layer, on the [CLS] state (BERT's pretrained "
-        "pooler output) or on each token; `bilstm`: a BiLSTM before the linear layer",
+        "`linear`: the architecture's own transformers head (RoBERTa's, ELECTRA's, DeBERTa's "
+        "add a dense layer); `cls_linear`: one new linear layer on the [CLS] state (BERT: its "
+        "pooler's output) or each token; `bilstm`: a BiLSTM before the linear layer",
         choices=("linear", "cls_linear", "bilstm"),
     )
     re_pooling: str = _option(
