@@ -62,6 +62,8 @@ SEVERAL = {
     "eval_batch_size": r"recipe|engine",
     "delta": r"study|adaptive|reproduction|comparison|column|±",
 }
+# a word of prose → the words that, just before it, say which one is meant
+WORDS = {"checkpoints?": r"training|snakemake|model|fairseq"}
 
 
 def unqualified(pages: dict[str, str], several: dict = SEVERAL) -> list[str]:
@@ -79,6 +81,21 @@ def unqualified(pages: dict[str, str], several: dict = SEVERAL) -> list[str]:
                     continue
                 line = text[: found.start()].count("\n") + 1
                 problems.append(f"{page}:{line}: `{name}` alone: say which ({words})")
+    return problems
+
+
+def unqualified_words(pages: dict[str, str], words: dict = WORDS) -> list[str]:
+    """A word of several meanings in prose (not in backticks, not its definition) says which:
+    a training checkpoint, a Snakemake checkpoint, a model checkpoint."""
+    problems = []
+    for page, text in pages.items():
+        text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), stated(text))
+        for word, qualifiers in words.items():
+            for found in re.finditer(rf"(?<![\w*]){word}(?![\w*])", text, re.I):
+                before = text[max(0, found.start() - 30) : found.start()]
+                if not re.search(rf"\b({qualifiers})\b", before, re.I):
+                    line = text[: found.start()].count("\n") + 1
+                    problems.append(f"{page}:{line}: {found.group(0)!r} alone: say which")
     return problems
 
 

@@ -23,6 +23,7 @@ from docs_terms import (
     first_use_problems,
     glossary_homonyms,
     unqualified,
+    unqualified_words,
     verdict_problems,
 )
 
@@ -242,6 +243,8 @@ def test_a_term_used_before_its_definition_is_caught():
 
 def test_names_of_several_meanings_are_qualified_and_listed_in_the_glossary():
     assert unqualified(PAGES) == []
+    # the fidelity map's checkpoints are all pretrained models, its subject: one meaning there
+    assert unqualified_words({p: t for p, t in PAGES.items() if p != "docs/fidelity.md"}) == []
     assert glossary_homonyms(PAGES["docs/concepts.md"], HOMONYMS) == []
     assert set(SEVERAL) <= set(HOMONYMS)
 
@@ -251,6 +254,8 @@ def test_a_bare_name_of_several_meanings_is_caught():
         "docs/x.md": "The `select` picks. A recipe's `select` and `select: common_epoch`.\n"
         "Set `eval_batch_size` lower; `engine.eval_batch_size`; the study's `delta`.\n"
     }
+    words = {"docs/x.md": "A checkpoint is written; a training checkpoint, `checkpoint.pt`.\n"}
+    assert unqualified_words(words) == ["docs/x.md:1: 'checkpoint' alone: say which"]
     assert unqualified(planted) == [
         "docs/x.md:1: `select` alone: say which (recipe|study|export)",
         "docs/x.md:2: `eval_batch_size` alone: say which (recipe|engine)",
