@@ -54,12 +54,13 @@ def slug(heading: str) -> str:
 
 
 def sections(text: str) -> list[str]:
-    """What a citation may name on a page: its headings, the bold lead-ins of its list items
-    (`- **Profile** …`), its table rows' first cells and its backticked names (a study)."""
+    """What a citation may name on a page: its headings, its table rows' first cells (a row of
+    fidelity.md's map) and the backticked names in its table rows (a study). Not a list item's
+    bold lead-in: a reader looks for a heading."""
     found = re.findall(r"^#+ (.+?)\s*$", text, re.M)
-    found += re.findall(r"^\s*- \*\*(.+?)\*\*", text, re.M)
     found += re.findall(r"^\| ([^|]+?) \|", text, re.M)
-    found += re.findall(r"`([\w-]+)`", text)
+    for row in re.findall(r"^\|.*$", text, re.M):
+        found += re.findall(r"`([\w-]+)`", row)
     return [h.replace("`", "") for h in found]
 
 
@@ -99,8 +100,8 @@ def _joined(text: str) -> str:
 
 
 def missing_citations(files: dict[str, str], known: dict[str, str] | None = None) -> list[str]:
-    """`README "X"`, `docs/page.md, "X"`: the page must exist and have a section X (a heading
-    or a list item's bold lead-in starting with X); a page named anywhere must exist."""
+    """`README "X"`, `docs/page.md, "X"`: the page must exist and have a section X (a heading, a
+    table row or a study's name starting with X: `sections`); a page named anywhere must exist."""
     known = known or {}
     problems = []
     for source, text in files.items():

@@ -37,7 +37,8 @@ def test_a_broken_link_or_anchor_is_caught():
 
 
 def test_every_section_the_code_and_docs_cite_exists():
-    planting = ("tests/test_docs_links.py", "tests/docs_checks.py")  # their examples of faults
+    # their examples of faults
+    planting = ("tests/test_docs_links.py", "tests/docs_checks.py", "tests/test_docs_claims.py")
     files = [f for f in code_files() if f not in planting]
     assert missing_citations({**read(files), **PAGES}) == []
 
@@ -48,6 +49,8 @@ def test_a_citation_of_a_gone_section_is_caught():
         "pyproject.toml": '# see README\n# "Running on SLURM"\n',
         "src/blurbflow/x.py": '"""docs/nope.md "Intro"; docs/data.md "Your own tasks"."""\n',
         "workflow/rules/x.smk": "# rule x (docs/gone.md): …\n",
+        # a list item's bold lead-in is no section: a reader looks for a heading
+        "slurm/x.yaml": '# When arrays are safe: docs/slurm.md "Job arrays".\n',
     }
     assert missing_citations(planted) == [
         'config/x.yaml: cites README.md "Configuration": no such section there',
@@ -55,6 +58,7 @@ def test_a_citation_of_a_gone_section_is_caught():
         "src/blurbflow/x.py: names docs/nope.md: no such page",
         'src/blurbflow/x.py: cites docs/nope.md "Intro": no such page',
         "workflow/rules/x.smk: names docs/gone.md: no such page",
+        'slurm/x.yaml: cites docs/slurm.md "Job arrays": no such section there',
     ]
 
 

@@ -10,7 +10,16 @@ from pathlib import Path
 import yaml
 
 from blurbflow.docgen import __doc__ as ABOUT
-from blurbflow.docgen.options import COMMAND, SCHEMA_MARKS, options_block, replace_region
+from blurbflow.docgen import engine_table
+from blurbflow.docgen.options import (
+    COMMAND,
+    DEFAULTS_MARKS,
+    DEFAULTS_PAGE,
+    SCHEMA_MARKS,
+    defaults_block,
+    options_block,
+    replace_region,
+)
 from blurbflow.docgen.paper_cost import MARKS, cost_block, paper_plan
 from blurbflow.docgen.reference import reference
 from blurbflow.docgen.word_index import PAGE, page
@@ -31,11 +40,18 @@ def readme_text(root: Path, plan: dict | None = None) -> str:
     return replace_region((root / README).read_text(), *MARKS, block, README)
 
 
+def region(path: str, marks: tuple[str, str], block: Callable[[], str]) -> Callable[[Path], str]:
+    """A page of `path` with its generated region (between `marks`) rewritten by `block`."""
+    return lambda root: replace_region((root / path).read_text(), *marks, block(), path)
+
+
 # path → its text, from the repository folder; in the order they depend on each other
 TARGETS: dict[str, Callable[[Path], str]] = {
     SCHEMA: schema_text,
     REFERENCE: lambda root: reference(yaml.safe_load(schema_text(root))),
     PAGE: lambda root: page(),
+    engine_table.PAGE: region(engine_table.PAGE, engine_table.MARKS, engine_table.engine_block),
+    DEFAULTS_PAGE: region(DEFAULTS_PAGE, DEFAULTS_MARKS, defaults_block),
     README: readme_text,
 }
 

@@ -141,3 +141,25 @@ def options_list(defs: dict) -> str:
 
 def _one_line(text: str) -> str:
     return str(text).replace("\n", " ")
+
+
+# -- docs/recipes.md's defaults ---------------------------------------------------------------
+DEFAULTS_PAGE = "docs/recipes.md"
+DEFAULTS_MARKS = ("<!-- BEGIN option defaults", "<!-- END option defaults -->")
+
+
+def defaults_block() -> str:
+    """What a recipe that sets nothing trains with: every recipe option with a default value (not
+    `unset`, not null), from its field."""
+    shown = [
+        f"`{name}: {default_text(about['default'])}`"
+        for name, about in recipe_options().items()
+        if about.get("default") not in (UNSET, None)
+    ]
+    return (
+        f"{DEFAULTS_MARKS[0]}: generated from blurbflow.options by `{COMMAND}` -->\n"
+        + ", ".join(shown)
+        + ".\n"
+        + DEFAULTS_MARKS[1]
+        + "\n"
+    )

@@ -37,6 +37,8 @@ or `config/blurb.yaml` (one model given as `--config model=…`). Keys are paths
 `<task>`, `<recipe>`, `<study>` stand for names you choose. A key without a default is optional
 unless its section says it is required. The recipe options (`defaults:` and every recipe) are
 one list, [Recipe options](#recipe-options); [docs/recipes.md](../docs/recipes.md) says more.
+Words such as [dev](../docs/concepts.md#the-run), [power](../docs/concepts.md#seeds-and-comparisons)
+and [verdict](../docs/concepts.md#the-run): the glossary.
 """
 
 

@@ -111,6 +111,13 @@ def result_fields() -> list[str]:
     return fields + [c for c in COLUMNS if c not in fields]
 
 
+def cell_columns() -> list[str]:
+    """The columns of cells.parquet (record/schema.py)."""
+    from blurbflow.record.schema import COLUMNS
+
+    return list(COLUMNS)
+
+
 def table_columns() -> list[str]:
     """The columns of the comparisons and reproduction tables, in that order."""
     from blurbflow.results import comparisons, reproduction

@@ -21,8 +21,9 @@ HEADER = f"""\
 edit those, not this file (tests/test_docs_concepts.py) -->
 
 Every name a run writes or prints, listed from the code. The words these lines use (cell, job,
-identity, …) are defined in the glossary, [concepts.md](concepts.md); config keys in
-[config/README.md](../config/README.md).
+[dev](concepts.md#the-run), [manifest](concepts.md#statuses-and-states),
+[input key](concepts.md#the-run), …) are defined in the glossary, [concepts.md](concepts.md);
+config keys in [config/README.md](../config/README.md).
 """
 
 
@@ -50,9 +51,19 @@ def _code_words(section: dict) -> list[str] | None:
     return list(words)
 
 
-def _line(names: list[str], meaning: str, where: str = "", plain: bool = False) -> str:
+def _line(names: list[str], meaning: str, where: str = "", plain: bool = False, mark="") -> str:
     shown = ", ".join(f"**{n}**" if plain else f"**`{n}`**" for n in names)
-    return f"- {shown}: {meaning}{f' (`{where}`)' if where else ''}"
+    return f"- {shown}{mark}: {meaning}{f' (`{where}`)' if where else ''}"
+
+
+def _mark(names: list[str], marked: set[str] | None, word: str) -> str:
+    """` (column)` when every name is in `marked`; an entry mixing both is an error."""
+    if not marked:
+        return ""
+    inside = [terms.normal(n) in marked for n in names]
+    if any(inside) and not all(inside):
+        raise MissingMeaning(f"{MEANINGS.name}: {names}: split them, some are a {word}, some not")
+    return f" ({word}{'s' if len(names) > 1 else ''})" if all(inside) else ""
 
 
 def _ordered(key: str, section: dict) -> list[str]:
@@ -77,13 +88,17 @@ def _ordered(key: str, section: dict) -> list[str]:
         )
     sources = getattr(terms, section["code"])() if key == "log lines" else {}
     where = {terms.normal(line): path for line, path in dict(sources).items()}
+    # `mark: {code: …, word: …}`: the names a code list holds get `(word)` (columns of a field)
+    mark = section.get("mark") or {}
+    marked = {terms.normal(w) for w in getattr(terms, mark["code"])()} if mark else None
     lines, done = [], set()
     for word in code:
         index = by_word[terms.normal(word)]
         if index not in done:
             done.add(index)
             names, meaning = pairs[index]
-            lines.append(_line(names, meaning, where.get(terms.normal(word), ""), plain))
+            shown = _mark(names, marked, mark.get("word", ""))
+            lines.append(_line(names, meaning, where.get(terms.normal(word), ""), plain, shown))
     return lines
 
 

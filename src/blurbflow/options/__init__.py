@@ -94,10 +94,9 @@ class CellOptions:
     subsample_seed: int = _option(0, "seed of the train_subsample draw", schema=S.COUNT)
     head: str = _option(
         "linear",
-        "`linear`: the architecture's own transformers head (`*ForSequenceClassification`, "
-        "`*ForTokenClassification`; RoBERTa's, ELECTRA's, DeBERTa's add a new dense layer); "
-        "`cls_linear`: exactly one new linear layer, on the [CLS] state (BERT's pretrained "
-        "pooler output) or on each token; `bilstm`: a BiLSTM before the linear layer",
+        "`linear`: the architecture's own transformers head (RoBERTa's, ELECTRA's, DeBERTa's "
+        "add a dense layer); `cls_linear`: one new linear layer on the [CLS] state (BERT: its "
+        "pooler's output) or each token; `bilstm`: a BiLSTM before the linear layer",
         choices=("linear", "cls_linear", "bilstm"),
     )
     re_pooling: str = _option(
@@ -108,8 +107,9 @@ class CellOptions:
     )
     batching: str = _option(
         "bucketed",
-        "random batches; `bucketed` computes each in length-sorted micro-batches (same "
-        "batches, less padding)",
+        "how a random batch is computed, the batches the same: `bucketed` in length-sorted "
+        "micro-batches on the CPU (token tasks: packed rows) and in fp32 on CUDA, one padded pass "
+        "on CUDA in bf16 and fp16; `random` one padded pass (docs/engine.md)",
         choices=("bucketed", "random"),
     )
     precision: str = _option(
