@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from blurb_sizes import ENTITY_MENTIONS, INSTANCES, SPLIT_LISTS
 
 from blurbflow.config import expand_cells
 from blurbflow.data.fetch import resolve_url
+from blurbflow.data.parsers import bioasq, ddi, ebmpico, hoc
 from blurbflow.tasks import TASKS
 from blurbflow.tasks.spec import Source
 
@@ -39,22 +41,6 @@ pytestmark = [
     pytest.mark.mirror,
     pytest.mark.skipif(not MIRROR.is_dir(), reason=f"{MIRROR} is absent: no real BLURB files here"),
 ]
-
-ENTITY_MENTIONS = {
-    "bc5chem": (5203, 5347, 5385),
-    "bc5disease": (4182, 4246, 4424),
-    "ncbidisease": (5134, 787, 960),
-    "bc2gm": (15197, 3061, 6325),
-    "jnlpba": (46750, 4551, 8662),
-}
-INSTANCES = {
-    "chemprot": (18035, 11268, 15745),
-    "ddi": (25296, 2496, 5716),
-    "gad": (4261, 535, 534),
-    "biosses": (64, 16, 20),
-    "hoc": (1295, 186, 371),
-    "pubmedqa": (450, 50, 500),
-}
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -98,6 +84,16 @@ def test_instances(data_run, task):
     workdir, run = data_run
     splits = _stats(workdir, task)
     assert tuple(splits[s]["instances"] for s in ("train", "dev", "test")) == INSTANCES[task]
+
+
+@pytest.mark.parametrize("task", sorted(SPLIT_LISTS))
+def test_blurbs_split_lists(data_run, task):
+    # EBM PICO's and BioASQ's sources are not in the mirror: their lists are what is checked
+    readers = {"ebmpico": ebmpico.split_pmids, "bioasq": bioasq.split_ids}
+    readers |= {"ddi": ddi.split_files, "hoc": hoc.split_files}
+    raw = data_run[0] / "resources/raw"
+    lists = tuple(len(readers[task](raw, split)) for split in ("train", "dev", "test"))
+    assert lists == SPLIT_LISTS[task]
 
 
 def test_sources_absent_from_the_mirror_fail_alone_with_a_reason(data_run):

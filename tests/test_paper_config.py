@@ -39,6 +39,7 @@ PAPER_TABLES = [
     "tinn-table8",
     "tinn-table9",
     "tinn-table9-biosses",
+    "tinn-table10",
     "tinn-table11",
     "biolm-table2",
     "biolm-table3",
@@ -282,7 +283,7 @@ def test_tinn_gu_protocol_runs_take_gus_selection():
     # Table 6's, run at the point chosen on BERT and BioBERT: `standard` is chosen there in
     # every Tinn study that runs it; their cells are gu-table6's, so nothing trains twice
     gu6 = expand_cells(CONFIG, ["gu-table6"])
-    for name in ("tinn-table2", "tinn-table8", "tinn-table9", "tinn-table11"):
+    for name in ("tinn-table2", "tinn-table8", "tinn-table9", "tinn-table10", "tinn-table11"):
         study = CONFIG["studies"][name]
         assert study["reference_models"] == ["bert", "biobert"], name
         cells = expand_cells(CONFIG, [name])
