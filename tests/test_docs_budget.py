@@ -19,10 +19,16 @@ from docs_checks import (
 from paper_plan import paper_plan
 
 from blurbflow.docgen.__main__ import README, readme_text
+from blurbflow.docgen.paper_cost import cost_block
 
 PAGES = read(USER_DOCS)
 TOTAL = 30_000  # README, docs/*.md, config/README.md, benchmarks/README.md
-BUDGETS = {"README.md": 2_000, "docs/concepts.md": 2_500, "docs/fidelity.md": 7_800}
+BUDGETS = {
+    "README.md": 2_000,
+    "docs/concepts.md": 2_500,
+    "docs/fidelity.md": 7_800,
+    "docs/first-hour.md": 1_500,  # questions and their sections: read in minutes
+}
 # The README's terms, each defined (bold) or linked to the glossary where it is first used.
 TERMS = {
     "cell": r"cells?",
@@ -114,3 +120,16 @@ def test_the_readme_states_the_paper_configs_cost_from_the_plan():
     for figure in (plan["cells"], plan["jobs"], queue["entries"]):
         assert f"**{figure:,}" in block
     assert "GPU-hours" in block and "39,405" not in stated(PAGES[README])
+    # config.yaml names no GPU type: the prior is the RTX 3090's rate, and the line says so
+    assert plan["prior_gpu"] == "rtx3090"
+    assert "GPU-hours** at the RTX 3090's measured rate" in block
+
+
+def test_the_cost_line_names_the_gpu_whose_rate_it_assumes():
+    queue = {"entries": 3, "grouped": {}, "submissions": {}, "components": {}, "alone": 3}
+    left = {"hours": 1234.0, "startup_hours": 1, "queue": queue}
+    plan = {"cells": 9, "jobs": 3, "remaining": left}
+    lines = {gpu: cost_block({**plan, "prior_gpu": gpu}) for gpu in ("h200", "a100", "rtx4090")}
+    assert "**1,200 GPU-hours** at the H200's measured rate (" in lines["h200"]
+    assert "at the A100's rate, scaled by peak from measured GPUs (" in lines["a100"]
+    assert "at the RTX 4090's rate, scaled" in lines["rtx4090"]

@@ -22,19 +22,23 @@ def work_seconds(plan: dict) -> dict[str, float]:
 
 
 def test_the_configured_gpu_type_sets_the_priors_rate(tmp_path):
-    reference = work_seconds(plan_config(config(), str(tmp_path)))
+    unnamed = plan_config(config(), str(tmp_path))
+    reference = work_seconds(unnamed)
+    assert unnamed["prior_gpu"] == gpus.DEFAULT == "rtx3090"  # whose rate is FLOPS
     h200 = config()
     h200["engine"] = {"gpu": "h200"}
     plan = plan_config(h200, str(tmp_path))
     for path, seconds in work_seconds(plan).items():
         assert seconds == pytest.approx(reference[path] * 92.0 / 181.0, rel=1e-9), path
-    assert "58.0 TFLOP/s on h200 (measured" in format_plan(plan)
+    assert "58.0 TFLOP/s on h200 (measured" in format_plan(plan) and plan["prior_gpu"] == "h200"
 
     site = config()
     site["slurm"] = {"gpu_model": "nvidia_a100_80gb"}  # the gres type, as a site names it
     a100 = gpus.row("a100")
     assert not a100.measured and FLOPS < a100.flops < gpus.row("h200").flops
-    for path, seconds in work_seconds(plan_config(site, str(tmp_path))).items():
+    plan = plan_config(site, str(tmp_path))
+    assert plan["prior_gpu"] == "a100"
+    for path, seconds in work_seconds(plan).items():
         assert seconds == pytest.approx(reference[path] * FLOPS / a100.flops, rel=1e-9), path
 
 

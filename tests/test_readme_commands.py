@@ -73,6 +73,11 @@ PLAN: dict[str, dict[str, Plan]] = {
         ".venv/bin/snakemake --profile slurm all": Plan("dry", "submits to SLURM"),
         ".venv/bin/snakemake --configfile my.yaml -n all": Plan("run"),
     },
+    "docs/first-hour.md": {
+        f"{SCORE} --resources gpu=1 --config model={MY_MODEL}": Plan(
+            "dry", "the full protocol on one GPU: days"
+        ),
+    },
     "docs/data.md": {
         ".venv/bin/snakemake data": Plan("dry", "downloads from the original sources"),
         f".venv/bin/snakemake data --cores 2 --config mirror={DEMO_MIRROR}": Plan("run"),

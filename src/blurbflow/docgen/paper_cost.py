@@ -1,10 +1,12 @@
 """The README's statement of what the paper config (config.yaml) costs before launch: cells,
-fine-tuning jobs, SLURM submissions and GPU-hours, from `snakemake plan`'s own code
-(blurbflow.plan) run on an empty project, so the figures cannot go stale."""
+fine-tuning jobs, SLURM submissions and GPU-hours at the rate of the GPU the plan assumes, from
+`snakemake plan`'s own code (blurbflow.plan) run on an empty project, so the figures cannot go
+stale."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 import tempfile
 from pathlib import Path
 
@@ -30,6 +32,15 @@ def paper_plan(root: Path) -> dict:
         return plan_config(config, ".", str(root / PROFILE))
 
 
+def gpu_rate(name: str) -> str:
+    """Whose rate the prior's GPU-hours are at: `the RTX 3090's measured rate`."""
+    from blurbflow.plan import gpus
+
+    shown = re.sub(r"^rtx", "RTX ", name).upper()
+    how = "measured rate" if gpus.row(name).measured else "rate, scaled by peak from measured GPUs"
+    return f"the {shown}'s {how}"
+
+
 def cost_block(plan: dict) -> str:
     """The README's lines between the markers."""
     left = plan["remaining"]
@@ -43,7 +54,8 @@ def cost_block(plan: dict) -> str:
         f"Before launch, `snakemake plan` prices the paper config at **{plan['cells']:,} cells** "
         f"in **{plan['jobs']:,} fine-tuning jobs**, **{queue['entries']:,} SLURM submissions** "
         f"({grouped:,} short jobs {packed} to a submission in {groups:,}, {queue['alone']:,} "
-        f"alone) and about **{hours} GPU-hours** (its prior, before any cell calibrates it), "
-        f"plus up to {left['startup_hours']:,.0f} hours of job start-up.\n"
+        f"alone) and about **{hours} GPU-hours** at {gpu_rate(plan['prior_gpu'])} (its prior, "
+        f"before any cell calibrates it), plus up to {left['startup_hours']:,.0f} hours of job "
+        "start-up.\n"
         f"{MARKS[1]}\n"
     )

@@ -131,6 +131,7 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "models": _models(running, jobs, left.sized, left.calibration),
         "calibration": _calibration(left.calibration),
         "prior": gpu.describe if (gpu := gpus.configured(config)) else sizing.FLOPS_SOURCE,
+        "prior_gpu": gpu.name if gpu else gpus.DEFAULT,  # whose rate the prior assumes
         "running": running,
         "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
             "folders": folders,

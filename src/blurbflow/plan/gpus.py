@@ -26,6 +26,7 @@ MEASURED = {
     "rtx3090": (sizing.REFERENCE_SECONDS, "BioM-Transformers Table 3, FP16"),
     "h200": (92.0, "benchmarks/gpu.py on an H200, 2026-11-28, bf16 (docs/engine.md)"),
 }
+DEFAULT = "rtx3090"  # the row of blurbflow.plan.params.FLOPS: the prior when none is configured
 PEAK_TFLOPS = GPU_PEAK_TFLOPS  # the table lives with the settings that name a GPU type
 
 
