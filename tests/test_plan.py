@@ -386,3 +386,37 @@ def test_a_tiny_counted_model_has_a_size_row():
     cpus, mem_mb, minutes = size_row(params_label(40_960))
     assert (cpus, mem_mb) == (1, 4000)  # what `tiny` asks: the 2-CPU CI cluster can run it
     assert minutes == pytest.approx(0.2 * 41_000 / 110e6)
+
+
+def test_cells_that_shared_a_gpu_calibrate_their_time_alone_and_jobs_price_seeds_at_once(
+    tmp_path,
+):
+    """Cells that trained 2 at a time (result.json's engine.cells_sharing) took 2 / 1.5 of their
+    time alone (the prior's gain): the fit recovers the same line. A job still to run trains
+    its seeds K at a time on the calibrated GPU (BASE on an H100: all 3) at that gain, and the
+    plan says so; `cells_per_gpu: 1` prices them one after another."""
+    jobs = finish(tmp_path, config(), noise=0.0)
+    for path in tmp_path.glob("results/cells/*/*/*/*/seed*/result.json"):
+        result = json.loads(path.read_text())
+        result["wall_seconds"] *= 2 / 1.5
+        result["engine"] = {"cells_per_gpu": 2, "cells_sharing": 2.0}
+        path.write_text(json.dumps(result))
+    for found in jobs.values():  # as the job wrote them: its manifest records these files
+        manifest = tmp_path / found.path / "seeds.json"
+        records = seed_records(tmp_path / found.path, found.seeds)
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": records}))
+    job = "results/cells/m-base/gad/short/lr0.001-bs16"
+    for seed in jobs[job].seeds:
+        (tmp_path / job / f"seed{seed}/result.json").unlink()
+    plan = plan_config(config(), str(tmp_path))
+    for size, (a, b) in TRUE.items():
+        assert (fits(plan)[size]["a"], fits(plan)[size]["b"]) == pytest.approx((a, b), rel=1e-6)
+    entry = plan["running"][job]
+    assert (entry["device"], entry["cells_per_gpu"]) == (GPU, 3)
+    assert plan["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] * 2 / 3600)
+    text = format_plan(plan)
+    assert "Seeds per GPU (engine.cells_per_gpu: auto): 1 job 3 at a time;" in text
+    assert "1.5x aggregate gain" in text
+    one = plan_config({**config(), "engine": {"cells_per_gpu": 1}}, str(tmp_path))
+    assert one["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] * 3 / 3600)
+    assert "1 job 1 at a time\n" in format_plan(one) + "\n"

@@ -224,8 +224,7 @@ def _ended(run: _Running, cells: int, shared: float, statuses: dict, errors: lis
     """Record how a seed's process ended: `done`, `preempted` or `again alone`."""
     work, code = run.work, run.process.returncode
     seed = work.cell.seed
-    if code in (PREEMPTED_EXIT, -signal.SIGTERM):
-        print(f"seed {seed}: stopped by SIGTERM (its checkpoint, if it had one, saved)", flush=True)
+    if code in (PREEMPTED_EXIT, -signal.SIGTERM):  # its checkpoint saved, if it had begun
         return "preempted"
     result, _ = read_result(work.result_path)
     if code == 0 and result is not None:
@@ -246,7 +245,6 @@ def _ended(run: _Running, cells: int, shared: float, statuses: dict, errors: lis
         f"the seed's process ended {how} before recording a result (its output: "
         f"{work.result_path.parent / SEED_LOG} and the job log)"
     )
-    print(f"seed {seed}: failed ({error})", file=sys.stderr, flush=True)
     errors.append(record_failure(work.cell, work.result_path, error))
     statuses[seed] = "failed"
     return "done"

@@ -42,7 +42,7 @@ def main() -> int:
                 work.cell, work.why, result_path=work.result_path, errors=[], **common
             )
         except Preempted as stopped:
-            print(f"seed {work.cell.seed}: {stopped}", file=sys.stderr, flush=True)
+            print(stopped, file=sys.stderr, flush=True)  # SIGTERM at epoch …: checkpoint saved
             return PREEMPTED_EXIT
     return RECORDED_EXIT if status == "failed" else 0
 
