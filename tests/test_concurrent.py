@@ -126,20 +126,21 @@ def test_sharing_is_the_seeds_on_the_gpu_while_one_trained_averaged_over_its_run
 
 
 @pytest.mark.slow  # trains in processes of their own (~10 s a run)
-def test_seeds_at_once_give_their_solo_bits_and_a_failing_one_fails_the_job_alone(
+def test_seeds_at_once_give_their_solo_bits_and_failing_ones_fail_the_job_alone(
     project, solo, tmp_path, monkeypatch
 ):
-    """Three seeds at once, the third raising: the two others finish with the bits of their
-    solo runs, the third is recorded failed, and the job fails without a manifest."""
+    """Four seeds at once, the third raising and the fourth killed (SIGKILL) in epoch 2: the
+    two others finish with the bits of their solo runs, the third records its failure, the job
+    records the fourth's, and the job fails without a manifest."""
     root = copy_of(project, tmp_path)
-    monkeypatch.setenv("BLURBFLOW_FAULT", "raise@*/seed3")  # the seeds' processes inherit it
-    with pytest.raises(CellsFailed, match=r"^1 of 3 seeds failed: seed 3: InjectedFault: "):
-        run_job(root, monkeypatch, cells_per_gpu=3, seeds=3)
+    monkeypatch.setenv("BLURBFLOW_FAULT", "raise@*/seed3;sigkill@*/seed4")  # inherited
+    with pytest.raises(CellsFailed, match=r"^2 of 4 seeds failed: seed 3: InjectedFault: "):
+        run_job(root, monkeypatch, cells_per_gpu=4, seeds=4)
     assert predictions(root) == predictions(solo)
     for seed in (1, 2):
         alone, shared = result(solo, seed), result(root, seed)
         assert (alone["engine"]["cells_per_gpu"], alone["engine"]["cells_sharing"]) == (1, 1.0)
-        assert shared["engine"]["cells_per_gpu"] == 3 and 1 < shared["engine"]["cells_sharing"] <= 3
+        assert shared["engine"]["cells_per_gpu"] == 4 and 1 < shared["engine"]["cells_sharing"] <= 4
         assert [e["dev"] for e in shared["epochs"]] == [e["dev"] for e in alone["epochs"]]
         log = (root / JOB / f"seed{seed}/train.log").read_text()
         assert f"seed {seed}: training" in log and f"seed {seed}: ok" in log
@@ -148,6 +149,11 @@ def test_seeds_at_once_give_their_solo_bits_and_a_failing_one_fails_the_job_alon
     assert failed["status"] == "failed" and failed["error"].startswith("InjectedFault: ")
     assert "InjectedFault" in (root / JOB / "seed3/traceback.txt").read_text()
     assert "seed 3: failed" in (root / JOB / "seed3/train.log").read_text()
+    killed = result(root, 4)
+    assert killed["status"] == "failed" and killed["error"].startswith(
+        "ChildProcessError: the seed's process ended by SIGKILL before recording a result"
+    )
+    assert "SIGKILL" in (root / JOB / "seed4/traceback.txt").read_text()
     assert not (root / JOB / "seeds.json").exists()
 
 

@@ -76,7 +76,9 @@ class Result(TypedDict, total=False):
     tokens: dict[str, int]
     train_ids_sha: str
     precision: str | None
-    engine: dict[str, Any]  # the policy's other settings (blurbflow.train.engine.Policy.record)
+    # the policy's other settings (blurbflow.train.engine.Policy.record), and the job's seeds at
+    # once on its GPU: cells_per_gpu (K) and cells_sharing (blurbflow.train.seed_run)
+    engine: dict[str, Any]
     host: str
     slurm_job_id: str | None
     predictions_sha256: str

@@ -34,7 +34,13 @@ from blurbflow.models.prefetch import model_folder
 from blurbflow.options import CellOptions
 from blurbflow.tasks.registry import BUILTIN, TASKS
 from blurbflow.train import Preempted, engine
-from blurbflow.train.seed_run import SEED_LOG, read_result, record_failure, record_sharing
+from blurbflow.train.seed_run import (
+    SEED_LOG,
+    read_result,
+    record_failure,
+    record_sharing,
+    set_aside_if_verified,
+)
 
 PREEMPTED_EXIT = 143  # a seed's process saved its checkpoint on SIGTERM
 RECORDED_EXIT = 3  # a seed's process recorded its own failure (result.json, traceback.txt)
@@ -117,13 +123,15 @@ class _Sigterm:
     """While seeds run: SIGTERM to the job is passed on to each seed's process."""
 
     def __init__(self, running: list[_Running]):
-        self.running, self.raised, self._previous = running, False, None
+        self.running, self.raised, self._installed = running, False, False
+        self._previous = signal.SIG_DFL
 
     def __enter__(self):
         try:
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            self._previous = signal.signal(signal.SIGTERM, self._handle) or signal.SIG_DFL
+            self._installed = True
         except ValueError:  # not the main thread: seeds' processes get it from the scheduler
-            self._previous = None
+            pass
         return self
 
     def _handle(self, signum, frame):
@@ -137,7 +145,7 @@ class _Sigterm:
                 run.process.send_signal(signal.SIGTERM)
 
     def __exit__(self, *exc):
-        if self._previous is not None:
+        if self._installed:
             signal.signal(signal.SIGTERM, self._previous)
 
 
@@ -245,6 +253,7 @@ def _ended(run: _Running, cells: int, shared: float, statuses: dict, errors: lis
         f"the seed's process ended {how} before recording a result (its output: "
         f"{work.result_path.parent / SEED_LOG} and the job log)"
     )
+    set_aside_if_verified(work.result_path, work.cell)  # as its process would have, first
     errors.append(record_failure(work.cell, work.result_path, error))
     statuses[seed] = "failed"
     return "done"
