@@ -68,7 +68,8 @@ def test_seeds_at_once_by_gpu_memory_at_most_four_never_more_than_the_seeds():
     assert chemprot == 16 * 108_768_768 + 32 * 128 * 34 * 9216 + 1.5 * 2**30
     long = gpu_share.cell_gpu_bytes(shape, {"batch_size": 32, "max_length": 512})
     rtx3090, h200 = gpu_share.gpu_bytes("rtx3090"), gpu_share.gpu_bytes("h200")
-    assert [gpu_share.cells_at_once("auto", 5, rtx3090, b) for b in (chemprot, long)] == [4, 2]
+    assert [gpu_share.cells_at_once("auto", 4, rtx3090, b) for b in (chemprot, long)] == [4, 2]
+    assert gpu_share.cells_at_once("auto", 5, rtx3090, chemprot) == 3  # 3 and 2, not 4 and 1
     assert gpu_share.cells_at_once("auto", 3, h200, long) == 3  # the seeds left
     assert gpu_share.cells_at_once("auto", 5, None, chemprot) == 1  # no GPU
     assert gpu_share.cells_at_once(6, 5, None, None) == 5  # a number: as given, ≤ the seeds

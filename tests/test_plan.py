@@ -204,13 +204,11 @@ def test_nothing_run_takes_the_prior(tmp_path):
         flops = params * (6 * trained + 2 * epochs * evaluated)
         seconds = SEED_SECONDS + LOAD_SECONDS_PER_PARAM * params + flops / FLOPS
         assert entry["seed_seconds"] == pytest.approx(seconds, rel=1e-4), path
-        # seeds at once on the prior's 24 GB GPU by memory (blurbflow.gpu_share; BIOSSES: 512
-        # tokens), and their time in seeds alone at the 1.5x gain: 3/1.5, 2/1.5 + 1, or 3
-        at_once = {"m-base": {"gad": 3, "biosses": 2}, "m-large": {"gad": 2, "biosses": 1}}
-        assert entry["cells_per_gpu"] == at_once[job.model][job.task], path
-        alone = {3: 2.0, 2: 2 / 1.5 + 1, 1: 3.0}[entry["cells_per_gpu"]]
-        assert entry["hours"] == pytest.approx(alone * seconds / 3600, rel=1e-4), path
+        # no GPU type named: its memory unknown, the seeds are priced one after another
+        assert entry["cells_per_gpu"] == 1
+        assert entry["hours"] == pytest.approx(3 * seconds / 3600, rel=1e-4), path
     assert plan["models"]["m-large"]["params_source"] == "size large"
+    assert "16 jobs 1 at a time; a GPU type the plan knows (engine.gpu" in format_plan(plan)
 
 
 def test_a_config_json_or_params_sizes_a_model_by_its_parameter_count(tmp_path):
@@ -420,3 +418,17 @@ def test_cells_that_shared_a_gpu_calibrate_their_time_alone_and_jobs_price_seeds
     one = plan_config({**config(), "engine": {"cells_per_gpu": 1}}, str(tmp_path))
     assert one["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] * 3 / 3600)
     assert "1 job 1 at a time\n" in format_plan(one) + "\n"
+
+
+def test_a_named_gpu_type_prices_seeds_at_once_by_its_memory(tmp_path):
+    """Before any cell, on a 24 GB RTX 3090 (`slurm.gpu_model`): BASE's 3 seeds at once at 128
+    tokens (GAD), 2 at BIOSSES' 512, LARGE's 2 and 1 (blurbflow.gpu_share); their time in seeds
+    alone at the 1.5x gain: 3 / 1.5, 2 / 1.5 + 1, or 3."""
+    site = {**config(), "slurm": {"gpu_model": "rtx3090"}}
+    plan = plan_config(site, str(tmp_path))
+    at_once = {"m-base": {"gad": 3, "biosses": 2}, "m-large": {"gad": 2, "biosses": 1}}
+    for entry in plan["running"].values():
+        assert entry["cells_per_gpu"] == at_once[entry["model"]][entry["task"]]
+        alone = {3: 2.0, 2: 2 / 1.5 + 1, 1: 3.0}[entry["cells_per_gpu"]]
+        assert entry["hours"] == pytest.approx(alone * entry["seed_seconds"] / 3600)
+    assert "4 jobs 3 at a time, 8 jobs 2 at a time, 4 jobs 1 at a time" in format_plan(plan)

@@ -8,7 +8,11 @@ weights, which have neither), the activations its recipe's batch keeps for the b
 (34 bytes a token, hidden unit and layer in 16-bit: Korthikanti et al. 2022, "Reducing
 Activation Recomputation in Large Transformer Models", §4.1, without the attention scores that
 SDPA never keeps; twice that in fp32) and one process's CUDA context and allocator slack;
-HEADROOM of the GPU's memory is shared out, at most MAX_CELLS, never more than the seeds left.
+HEADROOM of the GPU's memory is shared out, at most MAX_CELLS, never more than the seeds left,
+nor more processes than the job's host memory and CPUs hold (CPUS_PER_CELL each). The plan and
+the SLURM resources price the GPU type they know (a finished cell's, `engine.gpu` or
+`slurm.gpu_model`); without one they price one seed at a time, and the job, on whatever GPU
+it lands, runs as many as that GPU and its allocation hold.
 BERT-base at batch 32 and 128 tokens: 3.0 GB besides the context by this rule, a peak of
 3,153 MiB (3.3 GB) measured on the H200 (benchmarks/results/gpu-suite-h200-2026-11-28.json);
 4.7 GB with the context: 4 at once on any GPU of 24 GB or more.
@@ -53,7 +57,6 @@ GPU_MEMORY_GB = {
     "h100": 80,
     "h200": 141,
 }
-PLAN_GPU = "rtx3090"  # the plan's GPU when the config names none (its prior's rate too)
 # gated feed-forward (3 matrices) and rotary positions (no position table)
 GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "modernbert"}
 
@@ -141,14 +144,15 @@ def cells_at_once(
     setting: int | str, seeds: int, gpu_bytes: float | None, per_cell: float | None
 ) -> int:
     """K for a job with `seeds` to train: a number as given; `auto` by GPU memory (None: no
-    GPU, or a model whose size is unknown: 1), at most MAX_CELLS; never more than `seeds`."""
+    GPU, or a model whose size is unknown: 1), at most MAX_CELLS, and the fewest that train
+    the seeds in as many rounds (5 seeds 3 and 2, not 4 and one alone); never more than
+    `seeds`."""
     if setting != "auto":
-        cells = int(setting)
-    elif gpu_bytes is None or not per_cell:
-        cells = 1
-    else:
-        cells = min(MAX_CELLS, fitting(gpu_bytes, per_cell))
-    return max(1, min(cells, seeds))
+        return max(1, min(int(setting), seeds))
+    if gpu_bytes is None or not per_cell or seeds < 2:
+        return 1
+    cells = min(MAX_CELLS, fitting(gpu_bytes, per_cell), seeds)
+    return math.ceil(seeds / math.ceil(seeds / cells))
 
 
 def gpu_bytes(name: str | None) -> int | None:

@@ -15,8 +15,8 @@ has 14× the 3090's peak and runs the job 2× as fast). Finished cells replace t
 
 How many of a job's seeds the plan and the job's resources price at once on its GPU
 (`planned_cells`): engine.cells_per_gpu, on `auto` by the memory (blurbflow.gpu_share) of the
-GPU its rate comes from, else of the configured type, else of the RTX 3090 the prior falls
-back on; 1 where its cells were calibrated on the CPU."""
+GPU its rate comes from, else of the configured type; 1 without a GPU type whose memory the
+table knows, and where its cells were calibrated on the CPU."""
 
 from __future__ import annotations
 
@@ -102,6 +102,6 @@ def planned_cells(
     name = known(device)
     if name not in gpu_share.GPU_MEMORY_GB:
         found = configured(config)
-        name = found.name if found else gpu_share.PLAN_GPU
+        name = found.name if found else None
     per_cell = gpu_share.cell_gpu_bytes(shape, options) if shape else None
     return gpu_share.cells_at_once(setting, seeds, gpu_share.gpu_bytes(name), per_cell)

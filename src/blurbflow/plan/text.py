@@ -134,6 +134,10 @@ def format_plan(plan: dict) -> str:
     return "\n".join(lines)
 
 
+def hours_by_device(plan: dict) -> dict[str, float]:
+    return plan["remaining"].get("hours_by_device") or {}
+
+
 def _cells_per_gpu(plan: dict) -> list[str]:
     """How many seeds the jobs still to run train at once on their GPU (blurbflow.gpu_share)."""
     counts = plan["remaining"].get("cells_per_gpu") or {}
@@ -146,6 +150,10 @@ def _cells_per_gpu(plan: dict) -> list[str]:
         if any(k > 1 for k in counts)
         else ""
     )
+    if not shared and plan["cells_per_gpu"] == "auto" and "cpu" not in hours_by_device(plan):
+        shared = (
+            "; a GPU type the plan knows (engine.gpu, slurm.gpu_model) prices more by its memory"
+        )
     return [f"Seeds per GPU (engine.cells_per_gpu: {plan['cells_per_gpu']}): {jobs}{shared}"]
 
 

@@ -90,10 +90,18 @@ def host_memory() -> float | None:
         return None
 
 
+def host_cpus() -> int:
+    """CPUs this process may run on (SLURM's allocation sets its affinity)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def cells_for_job(options: CellOptions, seeds: int, device: torch.device) -> int:
     """K for `seeds` to train: engine.cells_per_gpu when a number; `auto`: 1 on the CPU, on
     CUDA as many cells as the GPU's memory holds by blurbflow.gpu_share's rule (the model's
-    config.json; unreadable: 1), no more than the host's memory holds processes."""
+    config.json; unreadable: 1), no more processes than the job's host memory and CPUs hold."""
     setting = engine.current().cells_per_gpu
     if setting != "auto" or device.type != "cuda":
         return gpu_share.cells_at_once(setting, seeds, None, None)
@@ -108,7 +116,7 @@ def cells_for_job(options: CellOptions, seeds: int, device: torch.device) -> int
     cells = gpu_share.cells_at_once("auto", seeds, total, per_cell)
     if (host := host_memory()) is not None:
         cells = min(cells, gpu_share.fitting(host, gpu_share.host_bytes_per_cell(shape.params)))
-    return cells
+    return max(1, min(cells, host_cpus() // gpu_share.CPUS_PER_CELL))
 
 
 @dataclass
