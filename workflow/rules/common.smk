@@ -31,6 +31,7 @@ from blurbflow.cluster import (
     submission_group,
 )
 from blurbflow.gpu_share import MAX_CELLS
+from blurbflow.plan.gpus import configured as configured_gpu
 from blurbflow.plan.gpus import planned_cells
 from blurbflow.plan.params import model_shape, size_key
 from blurbflow.tasks import TASKS, register_tasks
@@ -312,7 +313,9 @@ def _uniform_resources():
     if not workflow.is_main_process or not STUDY_MODELS:
         return {}
     given = (config.get("engine") or {}).get("cells_per_gpu", "auto")
-    most = min(MAX_CELLS if given == "auto" else int(given), max(len(j.seeds) for j in JOBS.values()))
+    if given == "auto":  # priced for a GPU type the plan knows, else one at a time
+        given = MAX_CELLS if configured_gpu(config) else 1
+    most = min(int(given), max(len(j.seeds) for j in JOBS.values()))
     rows = [
         size_resources(size, RESOURCE_TABLE, cells)
         for size in {model_size(m) for m in STUDY_MODELS}
