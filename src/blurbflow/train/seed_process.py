@@ -32,6 +32,8 @@ def end_with_parent(parent: int) -> None:
 
 def main() -> int:
     payload = pickle.load(sys.stdin.buffer)
+    for stream in (sys.stdout, sys.stderr):  # the job's log: lines as they come, as its own
+        stream.reconfigure(line_buffering=True)
     end_with_parent(payload["parent"])
     payload["state"].restore()
     work = payload["work"]
