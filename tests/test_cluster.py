@@ -6,6 +6,7 @@ import re
 import pytest
 import yaml
 
+from blurbflow import gpu_share
 from blurbflow.cluster import (
     SHORT_GROUP,
     cell_resources,
@@ -51,6 +52,47 @@ def test_cpus_and_memory_follow_the_model_size_alone():
                 "mem_mb": found["mem_mb"],
             }
     assert size_resources("large") == {"cpus_per_task": 8, "mem_mb": 64000}
+
+
+# BERT-base's config.json fields that size its memory
+BERT_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "vocab_size": 30522}
+BERT_BASE |= {"intermediate_size": 3072, "num_attention_heads": 12, "max_position_embeddings": 512}
+
+
+def test_seeds_at_once_by_gpu_memory_at_most_four_never_more_than_the_seeds():
+    shape = gpu_share.shape_of(BERT_BASE)
+    assert shape == gpu_share.Shape(108_768_768, 768 * 12)
+    chemprot = gpu_share.cell_gpu_bytes(shape, {"batch_size": 32, "max_length": 128})
+    # 16 bytes a parameter + 34 a token × width + 1.5 GiB: 4.65 GB (3.0 GB measured besides
+    # the CUDA context, benchmarks/results/gpu-suite-h200-2026-11-28.json)
+    assert chemprot == 16 * 108_768_768 + 32 * 128 * 34 * 9216 + 1.5 * 2**30
+    long = gpu_share.cell_gpu_bytes(shape, {"batch_size": 32, "max_length": 512})
+    rtx3090, h200 = gpu_share.gpu_bytes("rtx3090"), gpu_share.gpu_bytes("h200")
+    assert [gpu_share.cells_at_once("auto", 4, rtx3090, b) for b in (chemprot, long)] == [4, 2]
+    assert gpu_share.cells_at_once("auto", 5, rtx3090, chemprot) == 3  # 3 and 2, not 4 and 1
+    assert gpu_share.cells_at_once("auto", 3, h200, long) == 3  # the seeds left
+    assert gpu_share.cells_at_once("auto", 5, None, chemprot) == 1  # no GPU
+    assert gpu_share.cells_at_once(6, 5, None, None) == 5  # a number: as given, ≤ the seeds
+    lora = {"batch_size": 32, "max_length": 128, "lora": {"r": 8}, "frozen_dtype": "bf16"}
+    assert gpu_share.cell_gpu_bytes(shape, lora) == chemprot - 14 * 108_768_768  # 2 bytes each
+    assert [gpu_share.gain(k) for k in (1, 1.5, 2, 4)] == [1.0, 1.25, 1.5, 1.5]
+    # 5 seeds 4 at a time: a round of 4 at the gain, then one alone
+    assert gpu_share.seed_equivalents(5, 4) == pytest.approx(4 / 1.5 + 1)
+    assert gpu_share.seed_equivalents(5, 4, gpu_share.TIME_LIMIT_GAIN) == 5
+
+
+def test_seeds_at_once_ask_a_process_each_and_the_time_limit_of_one_after_another():
+    options = make_options(task="chemprot", epochs=5, max_length=128)
+    tiny_alone, tiny_four = (size_resources("tiny", cells=k) for k in (1, 4))
+    assert tiny_alone == {"cpus_per_task": 1, "mem_mb": 4000}
+    per_process = gpu_share.PROCESS_HOST_MB + 8 * 4_400_000 / 1e6  # torch + CUDA, the model
+    assert tiny_four == {"cpus_per_task": 8, "mem_mb": math.ceil(4 * per_process)}
+    assert size_resources("base", cells=4) == size_resources("base")  # the row has room
+    one, four = (cell_resources(options, "base", seeds=5, cells=k) for k in (1, 4))
+    assert four["runtime"] == one["runtime"]  # the time limit counts no gain
+    alone, shared = (estimated_minutes(options, "base", seeds=5, cells=k) for k in (1, 4))
+    per_seed = (alone - 5) / 5  # minutes a seed alone, past the job's 5 of start-up
+    assert shared == pytest.approx(5 + per_seed * (4 / 1.5 + 1))
 
 
 def test_the_priority_is_the_estimate_below_the_floor_so_short_jobs_keep_their_order():

@@ -72,7 +72,7 @@ def test_each_seed_has_its_own_log_and_a_failed_seed_its_whole_traceback(project
     short = "".join(result["traceback"])
     assert result["status"] == "failed" and full.endswith(short)
     assert full.startswith("Traceback (most recent call last):")
-    for frame in ("train/job.py", "train/cell.py", "in setup", "in before_training"):
+    for frame in ("train/seed_run.py", "train/cell.py", "in setup", "in before_training"):
         assert frame in full
     assert not (seed_dir(workdir, 2) / "traceback.txt").exists()
 

@@ -204,8 +204,11 @@ def test_nothing_run_takes_the_prior(tmp_path):
         flops = params * (6 * trained + 2 * epochs * evaluated)
         seconds = SEED_SECONDS + LOAD_SECONDS_PER_PARAM * params + flops / FLOPS
         assert entry["seed_seconds"] == pytest.approx(seconds, rel=1e-4), path
+        # no GPU type named: its memory unknown, the seeds are priced one after another
+        assert entry["cells_per_gpu"] == 1
         assert entry["hours"] == pytest.approx(3 * seconds / 3600, rel=1e-4), path
     assert plan["models"]["m-large"]["params_source"] == "size large"
+    assert "16 jobs 1 at a time; a GPU type the plan knows (engine.gpu" in format_plan(plan)
 
 
 def test_a_config_json_or_params_sizes_a_model_by_its_parameter_count(tmp_path):
@@ -381,3 +384,51 @@ def test_a_tiny_counted_model_has_a_size_row():
     cpus, mem_mb, minutes = size_row(params_label(40_960))
     assert (cpus, mem_mb) == (1, 4000)  # what `tiny` asks: the 2-CPU CI cluster can run it
     assert minutes == pytest.approx(0.2 * 41_000 / 110e6)
+
+
+def test_cells_that_shared_a_gpu_calibrate_their_time_alone_and_jobs_price_seeds_at_once(
+    tmp_path,
+):
+    """Cells that trained 2 at a time (result.json's engine.cells_sharing) took 2 / 1.5 of their
+    time alone (the prior's gain): the fit recovers the same line. A job still to run trains
+    its seeds K at a time on the calibrated GPU (BASE on an H100: all 3) at that gain, and the
+    plan says so; `cells_per_gpu: 1` prices them one after another."""
+    jobs = finish(tmp_path, config(), noise=0.0)
+    for path in tmp_path.glob("results/cells/*/*/*/*/seed*/result.json"):
+        result = json.loads(path.read_text())
+        result["wall_seconds"] *= 2 / 1.5
+        result["engine"] = {"cells_per_gpu": 2, "cells_sharing": 2.0}
+        path.write_text(json.dumps(result))
+    for found in jobs.values():  # as the job wrote them: its manifest records these files
+        manifest = tmp_path / found.path / "seeds.json"
+        records = seed_records(tmp_path / found.path, found.seeds)
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": records}))
+    job = "results/cells/m-base/gad/short/lr0.001-bs16"
+    for seed in jobs[job].seeds:
+        (tmp_path / job / f"seed{seed}/result.json").unlink()
+    plan = plan_config(config(), str(tmp_path))
+    for size, (a, b) in TRUE.items():
+        assert (fits(plan)[size]["a"], fits(plan)[size]["b"]) == pytest.approx((a, b), rel=1e-6)
+    entry = plan["running"][job]
+    assert (entry["device"], entry["cells_per_gpu"]) == (GPU, 3)
+    assert plan["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] * 2 / 3600)
+    text = format_plan(plan)
+    assert "Seeds per GPU (engine.cells_per_gpu: auto): 1 job 3 at a time;" in text
+    assert "1.5x aggregate gain" in text
+    one = plan_config({**config(), "engine": {"cells_per_gpu": 1}}, str(tmp_path))
+    assert one["remaining"]["hours"] == pytest.approx(entry["seed_seconds"] * 3 / 3600)
+    assert "1 job 1 at a time\n" in format_plan(one) + "\n"
+
+
+def test_a_named_gpu_type_prices_seeds_at_once_by_its_memory(tmp_path):
+    """Before any cell, on a 24 GB RTX 3090 (`slurm.gpu_model`): BASE's 3 seeds at once at 128
+    tokens (GAD), 2 at BIOSSES' 512, LARGE's 2 and 1 (blurbflow.gpu_share); their time in seeds
+    alone at the 1.5x gain: 3 / 1.5, 2 / 1.5 + 1, or 3."""
+    site = {**config(), "slurm": {"gpu_model": "rtx3090"}}
+    plan = plan_config(site, str(tmp_path))
+    at_once = {"m-base": {"gad": 3, "biosses": 2}, "m-large": {"gad": 2, "biosses": 1}}
+    for entry in plan["running"].values():
+        assert entry["cells_per_gpu"] == at_once[entry["model"]][entry["task"]]
+        alone = {3: 2.0, 2: 2 / 1.5 + 1, 1: 3.0}[entry["cells_per_gpu"]]
+        assert entry["hours"] == pytest.approx(alone * entry["seed_seconds"] / 3600)
+    assert "4 jobs 3 at a time, 8 jobs 2 at a time, 4 jobs 1 at a time" in format_plan(plan)

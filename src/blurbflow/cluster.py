@@ -1,7 +1,8 @@
 """What one fine-tuning job asks a cluster for: a GPU, CPUs, memory and a time limit by model
-size, task and number of seeds, scaled by Snakemake's `attempt` so a retried (timed-out) job
-gets more time, and capped at the partition's limit (config `slurm.max_runtime`): a job cut off
-there checkpoints on SIGTERM, keeps its finished seeds and resumes on retry.
+size, task, number of seeds and how many of them share the GPU at once (blurbflow.gpu_share),
+scaled by Snakemake's `attempt` so a retried (timed-out) job gets more time, and capped at the
+partition's limit (config `slurm.max_runtime`): a job cut off there checkpoints on SIGTERM,
+keeps its finished seeds and resumes on retry.
 The table below is the default (rough GPU figures: calibrate them from the `wall_seconds` of
 your results); a config's `resources` mapping overrides any entry."""
 
@@ -12,6 +13,13 @@ import math
 import re
 from pathlib import Path
 
+from blurbflow.gpu_share import (
+    CPUS_PER_CELL,
+    GAIN,
+    TIME_LIMIT_GAIN,
+    host_bytes_per_cell,
+    seed_equivalents,
+)
 from blurbflow.options import CellOptions
 from blurbflow.tasks import get_task
 from blurbflow.util.errors import ConfigError
@@ -23,6 +31,9 @@ SIZES = {
     "base": (8, 32000, 0.2),
     "large": (8, 64000, 0.6),
 }
+# the parameter count of a size class whose model's config cannot be read: BERT-tiny/-small
+# (Turc et al. 2019), BERT-base and BERT-large (Devlin et al. 2019)
+SIZE_PARAMS = {"tiny": 4_400_000, "small": 29_000_000, "base": 110_000_000, "large": 335_000_000}
 # A counted model below these parameter counts asks the CPUs and memory of that class.
 COUNTED_CLASSES = (("tiny", 20e6), ("small", 60e6))
 MAX_RUNTIME = 2880  # minutes; config `slurm.max_runtime` sets the partition's real limit
@@ -69,21 +80,24 @@ def size_row(size: str, overrides: dict | None = None) -> tuple[int, int, float]
 
 
 def estimated_minutes(
-    options: CellOptions, size: str, overrides: dict | None = None, seeds: int = 1
+    options: CellOptions, size: str, overrides: dict | None = None, seeds: int = 1, cells: int = 1
 ) -> float:
-    """A job's expected minutes: its time limit before the floor, the cap and `attempt`, and
-    its scheduling priority (longest first, so that cores or GPUs do not wait on a long job
-    started last)."""
-    return _minutes(options, size_row(size, overrides)[2], seeds)
+    """A job's expected minutes, its seeds trained `cells` at a time at the prior's gain
+    (blurbflow.gpu_share.GAIN): its scheduling priority (longest first, so that cores or GPUs
+    do not wait on a long job started last); one at a time, also its time limit before the
+    floor, the cap and `attempt`."""
+    return _minutes(options, size_row(size, overrides)[2], seeds, cells, GAIN)
 
 
-def _minutes(options: CellOptions, per_thousand: float, seeds: int) -> float:
+def _minutes(
+    options: CellOptions, per_thousand: float, seeds: int, cells: int = 1, gain: float = GAIN
+) -> float:
     instances = options.train_subsample or train_instances(options.task)
     length_factor = options.max_length / 256
     per_seed = (
         SEED_OVERHEAD_MINUTES + options.epochs * instances / 1000 * per_thousand * length_factor
     )
-    return JOB_OVERHEAD_MINUTES + seeds * per_seed
+    return JOB_OVERHEAD_MINUTES + seed_equivalents(seeds, cells, gain) * per_seed
 
 
 def cell_resources(
@@ -93,20 +107,29 @@ def cell_resources(
     overrides: dict | None = None,
     seeds: int = 1,
     max_runtime: int = MAX_RUNTIME,
+    cells: int = 1,
 ) -> dict:
-    """Snakemake resources of one job running `seeds` cells one after the other (gpu,
-    cpus_per_task, mem_mb, runtime in minutes)."""
-    minutes = _minutes(options, size_row(size, overrides)[2], seeds)
+    """Snakemake resources of one job running `seeds` cells, `cells` of them at once on its
+    GPU, each in its own process (gpu, cpus_per_task, mem_mb, runtime in minutes). The time
+    limit counts no gain from sharing the GPU (gpu_share.TIME_LIMIT_GAIN: as long as one seed
+    after another), so no prior of the gain can cut a job short."""
+    minutes = _minutes(options, size_row(size, overrides)[2], seeds, cells, TIME_LIMIT_GAIN)
     return {
         "gpu": 1,
-        **size_resources(size, overrides),
+        **size_resources(size, overrides, cells),
         "runtime": min(math.ceil(max(MIN_MINUTES, minutes)) * attempt, max_runtime),
     }
 
 
-def size_resources(size: str, overrides: dict | None = None) -> dict:
-    """The CPUs and memory of a job on a model of this size, whatever its task, seeds or attempt."""
+def size_resources(size: str, overrides: dict | None = None, cells: int = 1) -> dict:
+    """The CPUs and memory of a job on a model of this size running `cells` processes,
+    whatever its task, seeds or attempt: the size's row, or for several processes at least
+    CPUS_PER_CELL and the host memory of a process (blurbflow.gpu_share) each."""
     cpus, mem_mb, _ = size_row(size, overrides)
+    if cells > 1:
+        params = label_params(size) or SIZE_PARAMS.get(size, SIZE_PARAMS["base"])
+        cpus = max(cpus, cells * CPUS_PER_CELL)
+        mem_mb = max(mem_mb, math.ceil(cells * host_bytes_per_cell(params) / 1e6))
     return {"cpus_per_task": cpus, "mem_mb": mem_mb}
 
 

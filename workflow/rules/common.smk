@@ -30,7 +30,10 @@ from blurbflow.cluster import (
     slurm_resources,
     submission_group,
 )
-from blurbflow.plan.params import size_key
+from blurbflow.gpu_share import MAX_CELLS
+from blurbflow.plan.gpus import configured as configured_gpu
+from blurbflow.plan.gpus import planned_cells
+from blurbflow.plan.params import model_shape, size_key
 from blurbflow.tasks import TASKS, register_tasks
 from blurbflow.tasks.registry import definition, prepare_inputs
 from blurbflow.config.validate import NAME_PATTERN
@@ -231,6 +234,7 @@ MAX_MINUTES = (config.get("slurm") or {}).get("max_runtime") or MAX_RUNTIME
 _PLANS = {}
 _RESOURCES = {}
 _SIZES = {}
+_SHAPES = {}
 
 
 class JobPlan(NamedTuple):
@@ -239,6 +243,7 @@ class JobPlan(NamedTuple):
     size: str  # its model's size (blurbflow.plan.params.size_key)
     priority: float  # its estimated minutes: longest first
     group: str | None  # `short-cells` or none (blurbflow.cluster.submission_group)
+    cells: int  # its seeds at once on its GPU, as priced (blurbflow.plan.gpus.planned_cells)
 
 
 def known_size(job):
@@ -255,9 +260,11 @@ def job_plan(wildcards):
         job = JOBS[path]
         size = model_size(job.model)
         options = dict(sorted(job.options.to_dict().items()))
-        priority = estimated_minutes(job.options, size, RESOURCE_TABLE, seeds=len(job.seeds))
+        seeds = len(job.seeds)
+        cells = planned_cells(config, options, seeds, model_shape_of(job.model), None)
+        priority = estimated_minutes(job.options, size, RESOURCE_TABLE, seeds, cells)
         group = submission_group(job.options)
-        found = JobPlan(job, options, size, priority, group)
+        found = JobPlan(job, options, size, priority, group, cells)
         if known_size(job):
             _PLANS[path] = found
     return found
@@ -269,6 +276,13 @@ def model_size(model):
     if model not in _SIZES:
         _SIZES[model] = size_key(model, config["models"][model])[0]
     return _SIZES[model]
+
+
+def model_shape_of(model):
+    """What sizes the model's cells in GPU memory (blurbflow.gpu_share.Shape), read once."""
+    if model not in _SHAPES:
+        _SHAPES[model] = model_shape(model, config["models"][model])
+    return _SHAPES[model]
 
 
 def job_resources(wildcards, attempt):
@@ -284,6 +298,7 @@ def job_resources(wildcards, attempt):
             RESOURCE_TABLE,
             seeds=len(plan.job.seeds),
             max_runtime=MAX_MINUTES,
+            cells=plan.cells,
         )
         if known_size(plan.job):
             _RESOURCES[key] = found
@@ -292,11 +307,20 @@ def job_resources(wildcards, attempt):
 
 def _uniform_resources():
     """{resource: value} of the CPUs and memory every fine-tuning job asks where all ask the same
-    (they follow the model's size alone, blurbflow.cluster.size_resources). Main process only:
-    a job's own Snakemake evaluates the one job."""
+    (they follow the model's size and the seeds the job runs at once on its GPU: checked for
+    every count it may price, so no job is evaluated here; blurbflow.cluster.size_resources).
+    Main process only: a job's own Snakemake evaluates the one job."""
     if not workflow.is_main_process or not STUDY_MODELS:
         return {}
-    rows = [size_resources(size, RESOURCE_TABLE) for size in {model_size(m) for m in STUDY_MODELS}]
+    given = (config.get("engine") or {}).get("cells_per_gpu", "auto")
+    if given == "auto":  # priced for a GPU type the plan knows, else one at a time
+        given = MAX_CELLS if configured_gpu(config) else 1
+    most = min(int(given), max(len(j.seeds) for j in JOBS.values()))
+    rows = [
+        size_resources(size, RESOURCE_TABLE, cells)
+        for size in {model_size(m) for m in STUDY_MODELS}
+        for cells in range(1, most + 1)
+    ]
     return {name: value for name, value in rows[0].items() if all(r[name] == value for r in rows)}
 
 

@@ -161,7 +161,8 @@ PRINTS = re.compile(r'(?:print|raise \w+)\(\s*f?"([^"]*)"')
 
 def log_lines() -> dict[str, str]:
     """The lines a job, its lock and checkpoint, and the workflow print → the file printing it."""
-    files = [PACKAGE / "train" / name for name in ("job.py", "lock.py", "checkpoint.py")]
+    names = ("job.py", "seed_run.py", "concurrent.py", "lock.py", "checkpoint.py")
+    files = [PACKAGE / "train" / name for name in names]
     files += [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
     lines: dict[str, str] = {}
     for path in files:

@@ -11,7 +11,9 @@ fitted together with the lines; a model and task with MIN_CELLS cells of its own
 factor. A size (a model's parameter count, blurbflow.plan.params, or its `size` class) with no
 finished cell takes the best-calibrated size's line scaled by the ratio of their priors, and with
 none at all its prior: its parameter count at the published rate of blurbflow.plan.params (a
-size class the config's `resources` lists: that table's rate, blurbflow.cluster)."""
+size class the config's `resources` lists: that table's rate, blurbflow.cluster). A cell that
+shared its GPU with others of its job (result.json's engine.cells_sharing, on average) counts
+the seconds it would have taken alone at the prior's gain (blurbflow.gpu_share.GAIN)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from blurbflow.cluster import SEED_OVERHEAD_MINUTES, size_row
+from blurbflow.gpu_share import gain
 from blurbflow.plan import params as sizing
 
 TABLE_DEVICE = "GPU (prior)"
@@ -97,6 +100,7 @@ def sample_of(
     if not (seconds > 0 and instances > 0 and epochs > 0 and max_length > 0):
         return None
     device = str(result.get("device") or "unknown")
+    seconds *= alone(result)
     tokens = recorded_tokens(result) or tokens
     scale = sizing.token_flops(result["options"]) / 6.0
     if tokens is None:
@@ -106,6 +110,16 @@ def sample_of(
     evaluations = len(result.get("epochs") or []) or epochs
     units = token_work(epochs, train, evaluations, evaluated, scale)
     return Sample(job, model, task, size, device, units, seconds, train / instances / max_length)
+
+
+def alone(result: dict) -> float:
+    """The share of a cell's wall time it would have taken alone on its GPU: 1 for one that
+    trained alone (or before results recorded it), gain(m) / m for m cells at once."""
+    try:
+        sharing = float(result["engine"]["cells_sharing"])
+    except (KeyError, TypeError, ValueError):
+        return 1.0
+    return gain(sharing) / sharing if sharing > 1 else 1.0
 
 
 def recorded_tokens(result: dict) -> tuple[int, int] | None:

@@ -1,8 +1,9 @@
 """The plan: for every job still to run, its seeds × seconds per seed (blurbflow.plan.calibrate)
 as device-hours (a fine-tuning job holds one GPU; cells calibrated on a CPU count CPU-hours and
-say so), summed per study, per model and in total, with the SLURM submissions they make: jobs
-of group `short-cells` (blurbflow.cluster.submission_group) go `group-components` to a
-submission (slurm/profile.yaml), every other job alone."""
+say so), its seeds sharing the GPU K at a time at the prior's gain (blurbflow.gpu_share; K:
+blurbflow.plan.gpus.planned_cells), summed per study, per model and in total, with the SLURM
+submissions they make: jobs of group `short-cells` (blurbflow.cluster.submission_group) go
+`group-components` to a submission (slurm/profile.yaml), every other job alone."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import yaml
 from blurbflow.cluster import JOB_OVERHEAD_MINUTES, submission_group
 from blurbflow.cluster import train_instances as task_instances
 from blurbflow.config import CellJob, cell_jobs, expand_cells
+from blurbflow.gpu_share import GAIN, seed_equivalents
 from blurbflow.plan import gpus
 from blurbflow.plan import params as sizing
 from blurbflow.plan.before import study_jobs
@@ -117,8 +119,9 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
     left = still_to_run(config, jobs, root, affected)
     running, bumps = left.running, {}
     for path in affected:  # its seeds re-train if the rebuilt inputs differ: at most all
-        seeds, seconds = len(jobs[path].seeds), running[path]["seed_seconds"]
-        bumps[path] = {"seeds": seeds, "hours": seconds * seeds / 3600}
+        seeds, entry = len(jobs[path].seeds), running[path]
+        equivalents = seed_equivalents(seeds, entry["room"])
+        bumps[path] = {"seeds": seeds, "hours": entry["seed_seconds"] * equivalents / 3600}
     profile = profile or os.path.join(root, PROFILE)
     components = group_components(profile)
     queue = queue_entries([job["group"] for job in running.values()], components)
@@ -132,6 +135,8 @@ def plan_config(config: dict, root: str = ".", profile: str | None = None) -> di
         "calibration": _calibration(left.calibration),
         "prior": gpu.describe if (gpu := gpus.configured(config)) else sizing.FLOPS_SOURCE,
         "prior_gpu": gpu.name if gpu else gpus.DEFAULT,  # whose rate the prior assumes
+        "cells_per_gpu": (config.get("engine") or {}).get("cells_per_gpu", "auto"),
+        "gain": GAIN,
         "running": running,
         "stage_versions": {  # blurbflow.plan.stages: the cost of a version bump
             "folders": folders,
@@ -155,6 +160,7 @@ def still_to_run(
     """The jobs that run (and `affected`, whose inputs a stage version rebuilds), each with
     the seeds it trains and their calibrated device-hours."""
     sized = {name: sizing.size_key(name, spec, root) for name, spec in config["models"].items()}
+    shapes = {name: sizing.model_shape(name, spec, root) for name, spec in config["models"].items()}
     sizes = {name: key for name, (key, _, _) in sized.items()}
     found = scan(jobs, sizes, root)
     counts = {key: params for key, params, _ in sized.values()}
@@ -169,12 +175,17 @@ def still_to_run(
         seconds, rate, factor = calibration.seed_seconds(
             job.model, job.task, sizes[job.model], job_work(job, found, root)
         )
+        options = job.options.to_dict()  # K with every seed to train: its room on the GPU
+        room = gpus.planned_cells(config, options, len(job.seeds), shapes[job.model], rate.device)
+        cells = max(1, min(room, len(state.seeds)))
         running[path] = {
             "model": job.model,
             "task": job.task,
             "seeds": list(state.seeds),
             "seed_seconds": seconds,
-            "hours": seconds * len(state.seeds) / 3600,
+            "hours": seconds * seed_equivalents(len(state.seeds), cells) / 3600,
+            "cells_per_gpu": cells,  # seeds at once on its GPU
+            "room": room,
             "device": rate.device,
             "cells": rate.cells,  # finished cells behind its rate; 0: the table's
             "factor": list(factor),  # [factor, cells, level] or []
@@ -192,10 +203,12 @@ def launch_summary(config: dict, jobs: dict[str, CellJob], root: str = ".") -> d
 
 def _summary(entries, paths: set[str]) -> dict:
     by_device: dict[str, float] = defaultdict(float)
-    cells = 0
+    cells, at_once = 0, defaultdict(int)
     for entry in entries:
         by_device[entry["device"]] += entry["hours"]
         cells += len(entry["seeds"])
+        if entry["seeds"]:
+            at_once[entry["cells_per_gpu"]] += 1
     return {
         "cells": cells,
         "jobs": len(paths),
@@ -203,6 +216,7 @@ def _summary(entries, paths: set[str]) -> dict:
         "hours_by_device": dict(by_device),
         "startup_hours": len(paths) * JOB_OVERHEAD_MINUTES / 60,
         "checking_jobs": sum(1 for entry in entries if not entry["seeds"]),
+        "cells_per_gpu": dict(sorted(at_once.items(), reverse=True)),  # K -> jobs
     }
 
 
@@ -221,9 +235,8 @@ def _studies(config: dict, running: dict) -> dict:
             if path in running:
                 entry, seeds = running[path], set(job.seeds)
                 kept = [s for s in entry["seeds"] if s in seeds]
-                entries.append(
-                    {**entry, "seeds": kept, "hours": entry["seed_seconds"] * len(kept) / 3600}
-                )
+                share = len(kept) / len(entry["seeds"]) if entry["seeds"] else 0.0
+                entries.append({**entry, "seeds": kept, "hours": entry["hours"] * share})
         studies[name] = _summary(entries, {p for p in mine if p in running}) | {
             "total_cells": sum(len(job.seeds) for job in mine.values()),
             "total_jobs": len(mine),

@@ -11,13 +11,19 @@ GPU"). Every other row is scaled from those two by its dense 16-bit tensor-core 
 vendors' data sheets, FP32 accumulation) through the power law that joins them: rate ∝
 peak^0.26, since fine-tuning at batch 32 is bound by kernel launches, not arithmetic (the H200
 has 14× the 3090's peak and runs the job 2× as fast). Finished cells replace the prior
-(blurbflow.plan.calibrate)."""
+(blurbflow.plan.calibrate).
+
+How many of a job's seeds the plan and the job's resources price at once on its GPU
+(`planned_cells`): engine.cells_per_gpu, on `auto` by the memory (blurbflow.gpu_share) of the
+GPU its rate comes from, else of the configured type; 1 without a GPU type whose memory the
+table knows, and where its cells were calibrated on the CPU."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from blurbflow import gpu_share
 from blurbflow.options.engine import GPU_PEAK_TFLOPS, known_gpu
 from blurbflow.plan import params as sizing
 
@@ -83,3 +89,20 @@ def configured(config: dict) -> Gpu | None:
         return row(name)
     name = known((config.get("slurm") or {}).get("gpu_model"))
     return row(name) if name else None
+
+
+def planned_cells(
+    config: dict, options: dict, seeds: int, shape: gpu_share.Shape | None, device: str | None
+) -> int:
+    """K for a job of `seeds` seeds still to train with these options (CellOptions.to_dict)
+    on a model of `shape`, its cells priced on `device` (a finished cell's device name, the
+    plan's TABLE_DEVICE or None: the configured GPU type)."""
+    setting = (config.get("engine") or {}).get("cells_per_gpu", "auto")
+    if setting == "auto" and device == "cpu":
+        return 1
+    name = known(device)
+    if name not in gpu_share.GPU_MEMORY_GB:
+        found = configured(config)
+        name = found.name if found else None
+    per_cell = gpu_share.cell_gpu_bytes(shape, options) if shape else None
+    return gpu_share.cells_at_once(setting, seeds, gpu_share.gpu_bytes(name), per_cell)

@@ -22,14 +22,17 @@ and `resources` in the config overrides a size class's rate."""
 
 from __future__ import annotations
 
-import json
 import os
 
-from blurbflow.cluster import params_label
+from blurbflow.cluster import SIZE_PARAMS, params_label
+from blurbflow.gpu_share import (  # noqa: F401 (config.json's count is read from here too)
+    GATED,
+    Shape,
+    config_params,
+    read_config,
+    shape_of,
+)
 
-# the parameter count of a `size` class whose model's config cannot be read: BERT-tiny/-small
-# (Turc et al. 2019), BERT-base and BERT-large (Devlin et al. 2019)
-SIZE_PARAMS = {"tiny": 4_400_000, "small": 29_000_000, "base": 110_000_000, "large": 335_000_000}
 REFERENCE_PARAMS = 110_000_000
 REFERENCE_TOKENS = (3 * 18_035 * 128, 27_013 * 128)  # trained, evaluated (padded to 128)
 REFERENCE_SECONDS = 181.0
@@ -41,52 +44,25 @@ FLOPS_SOURCE = (
 # seconds per seed besides the tokens: reading the model (2 bytes a parameter at 1 GB/s) and
 # the inputs, writing predictions (an assumption; finished cells replace it)
 SEED_SECONDS, LOAD_SECONDS_PER_PARAM = 30.0, 2e-9
-# gated feed-forward (3 matrices) and rotary positions (no position table)
-GATED = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "modernbert"}
 
 
-def config_params(config: dict) -> int | None:
-    """The parameter count of a transformer encoder or decoder from its config.json fields
-    (embeddings, attention, feed-forward; no output vocabulary projection: a classifier does not
-    use it); None when the fields are not there."""
-    try:
-        hidden = int(config.get("hidden_size") or config.get("d_model") or config["n_embd"])
-        layers = int(config.get("num_hidden_layers") or config["n_layer"])
-        vocab = int(config["vocab_size"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    inner = int(config.get("intermediate_size") or config.get("n_inner") or 4 * hidden)
-    heads = int(config.get("num_attention_heads") or config.get("n_head") or 1)
-    head_dim = int(config.get("head_dim") or hidden // heads)
-    kv_heads = int(config.get("num_key_value_heads") or heads)
-    embedding = int(config.get("embedding_size") or hidden)  # ELECTRA/ALBERT factorised
-    positions = 0 if config.get("model_type") in GATED or config.get("rope_theta") else 1
-    embeddings = (vocab + positions * int(config.get("max_position_embeddings") or 0)) * embedding
-    embeddings += embedding * hidden if embedding != hidden else 0
-    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
-    gated = config.get("model_type") in GATED
-    feed_forward = (3 if gated else 2) * hidden * inner
-    return embeddings + layers * (attention + feed_forward)
-
-
-def read_config(folder: str | os.PathLike) -> dict | None:
-    try:
-        with open(os.path.join(folder, "config.json")) as handle:
-            found = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
+def model_config(name: str, entry: dict, root: str = ".") -> dict | None:
+    """The model's config.json: its local folder's, or a prefetched hub (or URL) model's."""
+    if entry.get("path"):
+        return read_config(os.path.join(root, entry["path"]))
+    if entry.get("hub_id") or entry.get("url"):
+        return _cached_config(name, entry)
+    return None
 
 
 def model_params(name: str, entry: dict, root: str = ".") -> tuple[int, str]:
     """(parameter count, where it comes from: `params`, `config.json` or `size <class>`)."""
+    return _params(entry, None if entry.get("params") else model_config(name, entry, root))
+
+
+def _params(entry: dict, config: dict | None) -> tuple[int, str]:
     if entry.get("params"):
         return int(entry["params"]), "params"
-    config = None
-    if entry.get("path"):
-        config = read_config(os.path.join(root, entry["path"]))
-    elif entry.get("hub_id") or entry.get("url"):
-        config = _cached_config(name, entry)
     counted = config_params(config) if config else None
     if counted:
         return counted, "config.json"
@@ -113,6 +89,13 @@ def size_key(name: str, entry: dict, root: str = ".") -> tuple[str, int, str]:
     if source.startswith("size "):
         return entry.get("size", "base"), params, source
     return params_label(params), params, source
+
+
+def model_shape(name: str, entry: dict, root: str = ".") -> Shape:
+    """What sizes the model's cells in GPU memory (blurbflow.gpu_share): its count as
+    `model_params` gives it, its hidden size × layers from config.json where it is there."""
+    config = model_config(name, entry, root)
+    return shape_of(config, _params(entry, config)[0])
 
 
 def token_flops(options: dict) -> float:

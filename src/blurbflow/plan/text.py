@@ -128,9 +128,33 @@ def format_plan(plan: dict) -> str:
             + [f"{queue['alone']:,} alone"]
         )
         + ("" if queue["profile_found"] else f" (no {queue['profile']}: every job alone)"),
+        *_cells_per_gpu(plan),
         *_stage_versions(plan["stage_versions"]),
     ]
     return "\n".join(lines)
+
+
+def hours_by_device(plan: dict) -> dict[str, float]:
+    return plan["remaining"].get("hours_by_device") or {}
+
+
+def _cells_per_gpu(plan: dict) -> list[str]:
+    """How many seeds the jobs still to run train at once on their GPU (blurbflow.gpu_share)."""
+    counts = plan["remaining"].get("cells_per_gpu") or {}
+    if not counts:
+        return []
+    jobs = ", ".join(f"{n:,} job{'s' * (n > 1)} {k} at a time" for k, n in counts.items())
+    shared = (
+        f"; seeds sharing a GPU count a {plan['gain']:g}x aggregate gain (a prior until the GPU"
+        " suite measures it: blurbflow.gpu_share.GAIN), SLURM time limits none"
+        if any(k > 1 for k in counts)
+        else ""
+    )
+    if not shared and plan["cells_per_gpu"] == "auto" and "cpu" not in hours_by_device(plan):
+        shared = (
+            "; a GPU type the plan knows (engine.gpu, slurm.gpu_model) prices more by its memory"
+        )
+    return [f"Seeds per GPU (engine.cells_per_gpu: {plan['cells_per_gpu']}): {jobs}{shared}"]
 
 
 def _stage_versions(bump: dict) -> list[str]:

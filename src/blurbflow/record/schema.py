@@ -77,7 +77,8 @@ class Result(TypedDict, total=False):
     train_ids_sha: str
     precision: str | None
     # the policy's other settings (blurbflow.train.engine.Policy.record); compiled, also
-    # `compile_cache`: folder, start (cold, warm, artifacts, partial), compile_seconds, artifacts
+    # `compile_cache`: folder, start (cold, warm, artifacts, partial), compile_seconds, artifacts;
+    # and the job's seeds at once on its GPU: cells_per_gpu (K) and cells_sharing (seed_run)
     engine: dict[str, Any]
     host: str
     slurm_job_id: str | None
