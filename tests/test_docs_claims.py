@@ -159,9 +159,9 @@ def test_the_layout_lists_the_paths_rule_files_and_pages_there_are():
 
 def test_a_layout_missing_a_rule_file_or_naming_a_gone_path_is_caught():
     planted = PAGES["docs/engine.md"].replace("launch, ", "").replace("profiles/local/", "nope/")
-    planted = planted.replace("tracking, ", "tracking, first-hour, ")
+    planted = planted.replace("tracking, ", "tracking, no-such-page, ")
     assert layout_problems(planted) == [
-        "docs/engine.md Layout: docs/ names first-hour: no such file",
+        "docs/engine.md Layout: docs/ names no-such-page: no such file",
         "docs/engine.md Layout: nope/: no such path",
         "docs/engine.md Layout: workflow/rules/*.smk leaves out launch",
     ]

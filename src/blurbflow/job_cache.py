@@ -7,18 +7,18 @@ checks that read the file system. The key is the config as given (every key, the
 ones too) and the code that validates and expands it (this package and the workflow's rules and
 schema, by size and date): another config or a changed file is another key. A file that cannot
 be read or written is worked around, never an error. Loading resolves only the package's own
-classes (`_PlannedUnpickler`): a planted file that names anything else is refused, not run."""
+classes (blurbflow.util.pickles): a planted file that names anything else is refused, not run."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import importlib
 import json
 import os
 import pickle
 from pathlib import Path
 from typing import NamedTuple
+
+from blurbflow.util.pickles import PackageUnpickler
 
 FOLDER = ".snakemake/blurbflow"
 KEEP = 4  # files of other keys kept: a second config's dry run leaves a running one its jobs
@@ -47,25 +47,12 @@ def cache_path(config: dict, code: list, folder: str | Path = FOLDER) -> Path:
     return Path(folder) / f"jobs-{hashlib.sha256(blob.encode()).hexdigest()[:16]}.pickle"
 
 
-class _PlannedUnpickler(pickle.Unpickler):
-    """Resolves only this package's data classes (CellJob, CellOptions and their fields' types)
-    and its unset-option marker: never a function or another module's class."""
-
-    def find_class(self, module: str, name: str):
-        found = None
-        if module == "blurbflow" or module.startswith("blurbflow."):  # nothing else is imported
-            found = getattr(importlib.import_module(module), name, None)
-        if isinstance(found, type) and (dataclasses.is_dataclass(found) or name == "_Unset"):
-            return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not a planned job's class")
-
-
 def load(path: Path) -> Planned | None:
     """What an earlier process left under this key; None when missing, unreadable, or naming
     anything but the package's own data classes."""
     try:
         with open(path, "rb") as handle:
-            found = _PlannedUnpickler(handle).load()
+            found = PackageUnpickler(handle).load()
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
         return None
     return Planned(*found) if isinstance(found, tuple) and len(found) == 2 else None

@@ -342,8 +342,8 @@ def test_every_torch_load_of_the_library_is_weights_only():
     """The static side of the test above, for loads a run cannot reach cheaply: every
     `torch.load` call in the package passes `weights_only=True`, and nothing else unpickles
     (pickle, pandas' read_pickle, joblib, numpy with allow_pickle) but through an Unpickler whose
-    find_class resolves only the package's own classes (job_cache; tests/test_job_cache.py plants
-    a file that names os.system)."""
+    find_class resolves only the package's own classes (util/pickles.py;
+    tests/test_job_cache.py plants a file that names os.system)."""
     import ast
 
     import blurbflow
@@ -380,4 +380,4 @@ def test_every_torch_load_of_the_library_is_weights_only():
     assert torch_loads, "expected at least the checkpoint's torch.load"
     assert [where for where, safe in torch_loads if not safe] == []
     assert unpicklers == []
-    assert restricted == ["_PlannedUnpickler"]
+    assert restricted == ["PackageUnpickler"]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import pickle
 import signal
 import sys
 
 from blurbflow.train import Preempted
 from blurbflow.train.concurrent import PREEMPTED_EXIT, RECORDED_EXIT
 from blurbflow.train.seed_run import seed_log, train_seed
+from blurbflow.util.pickles import PackageUnpickler
 
 PR_SET_PDEATHSIG = 1  # prctl(2): a signal for this process when its parent ends
 
@@ -31,7 +31,7 @@ def end_with_parent(parent: int) -> None:
 
 
 def main() -> int:
-    payload = pickle.load(sys.stdin.buffer)
+    payload = PackageUnpickler(sys.stdin.buffer).load()  # data classes only
     for stream in (sys.stdout, sys.stderr):  # the job's log: lines as they come, as its own
         stream.reconfigure(line_buffering=True)
     end_with_parent(payload["parent"])
