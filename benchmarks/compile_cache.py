@@ -27,7 +27,7 @@ BUCKET, MAX_LENGTH, BATCH, EVAL_BATCH = 64, 128, 32, 128
 
 def model_config(model: str):
     """The config a measurement builds its model from."""
-    from gpu_runs import config_of
+    from gpu_models import config_of
     from transformers import AutoConfig
 
     from common import minilm_path

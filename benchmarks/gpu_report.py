@@ -90,7 +90,14 @@ def markdown(result: dict) -> str:
             f"result.json {'verified' if cell['verified'] else cell['verify_problem']}"
         )
     if (cache := result.get("compile_cache")) is not None:
-        lines.append(f"\nCompile cache (benchmarks/compile_cache.py): {_flat(cache)}")
+        lines += ["\nCompile cache (benchmarks/compile_cache.py), a fresh process each:", "",
+                  "| start | measured | to first step s | compile s | first eval s |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            f"| {r['measured']} | {r.get('start')} | {r.get('to_first_step_s')} | "
+            f"{r.get('compile_seconds')} | {r.get('first_eval_s')} |"
+            for r in (cache.get("rows", []) if isinstance(cache, dict) else [])
+        ] or [f"| {cache} | | | | |"]
     if result.get("targets"):
         lines += ["", "| target | wanted | measured | met |", "|---|---|---|---|"]
         for t in result["targets"]:
@@ -100,15 +107,6 @@ def markdown(result: dict) -> str:
     for name, e in result["parts"].items():
         lines.append(f"| {name} | {e['status']} | {e['expected_s']:.0f} | {e.get('seconds', '')} |")
     return "\n".join(lines) + "\n"
-
-
-def _flat(value, prefix: str = "") -> str:
-    """A JSON value as `key value` pairs (nested keys joined by dots)."""
-    if isinstance(value, dict):
-        return ", ".join(_flat(v, f"{prefix}{k}.") for k, v in value.items())
-    if isinstance(value, list):
-        return f"{prefix[:-1]} [{len(value)} items]"
-    return f"{prefix[:-1]} {value}".strip()
 
 
 def _row(rows, part: str, what: str = "train", **match) -> dict | None:
