@@ -195,7 +195,7 @@ def test_what_a_step_keeps_and_an_evaluation_returns_is_no_output_of_the_model(m
     assert len(begun) == 3 + 2
 
 
-def test_the_recompile_limit_covers_every_bucket_width_at_every_batch_size(monkeypatch):
+def test_the_recompile_limit_covers_every_bucket_width_at_every_batch_size():
     assert compiled.widths(128, 64) == 2 and compiled.widths(100, 64) == 2
     assert compiled.recompile_limit(512, 64) == 8 * (compiled.TRAIN_SIZES + compiled.EVAL_SIZES)
     asked = []
@@ -204,15 +204,17 @@ def test_the_recompile_limit_covers_every_bucket_width_at_every_batch_size(monke
         def compile(self, **kwargs):
             asked.append(kwargs)
 
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)
-    monkeypatch.setattr(torch._dynamo.config, "accumulated_recompile_limit", 256)
+    # torch's own patch: monkeypatch's undo of a config module's attribute hides it (delattr)
     graphs = torch._inductor.config.triton
-    monkeypatch.setattr(graphs, "cudagraph_skip_dynamic_graphs", False)
-    compiled.compile_model(Model(), "inductor", "reduce-overhead", 512, 32)
-    assert torch._dynamo.config.recompile_limit == 16 * 5
-    assert not graphs.cudagraph_skip_dynamic_graphs
-    compiled.compile_model(Model(), "inductor", "default", 512, 1)  # no buckets: one dynamic graph
-    assert graphs.cudagraph_skip_dynamic_graphs  # and no CUDA graph per shape
+    with (
+        torch._dynamo.config.patch(recompile_limit=8, accumulated_recompile_limit=256),
+        torch._inductor.config.patch({"triton.cudagraph_skip_dynamic_graphs": False}),
+    ):
+        compiled.compile_model(Model(), "inductor", "reduce-overhead", 512, 32)
+        assert torch._dynamo.config.recompile_limit == 16 * 5
+        assert not graphs.cudagraph_skip_dynamic_graphs
+        compiled.compile_model(Model(), "inductor", "default", 512, 1)  # no buckets: dynamic
+        assert graphs.cudagraph_skip_dynamic_graphs  # and no CUDA graph per shape
     assert asked == [
         {"backend": "inductor", "dynamic": False, "mode": "reduce-overhead"},
         {"backend": "inductor", "dynamic": True},
